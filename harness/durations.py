@@ -1,0 +1,67 @@
+"""Durations as users write them in scenarios ("40s", "250ms", "1.5m"), and scaled time.
+
+A scenario states times as the user lives them; ``--time-scale`` multiplies every one of them
+before anything waits on it. :class:`Duration` keeps the written value so reports and error
+messages can quote the scenario back to its author.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, PlainSerializer
+
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+_PATTERN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)\s*$")
+
+
+def parse_duration(value: Any) -> float:
+    """Seconds from ``"250ms"``, ``"40s"``, ``"1.5m"``, ``"2h"`` or a bare number of seconds."""
+    if isinstance(value, bool):
+        raise ValueError("a duration must be a number of seconds or a string like '40s'")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError("a duration cannot be negative")
+        return float(value)
+    if isinstance(value, str):
+        match = _PATTERN.match(value)
+        if match is None:
+            raise ValueError(
+                f"{value!r} is not a duration; write it as a number with a unit: "
+                "'250ms', '40s', '1.5m', '2h'"
+            )
+        return float(match.group(1)) * _UNITS[match.group(2)]
+    raise ValueError(f"a duration must be a number or a string like '40s', not {type(value).__name__}")
+
+
+def format_duration(seconds: float) -> str:
+    """The shortest exact spelling of ``seconds`` that :func:`parse_duration` reads back."""
+    if seconds and seconds < 1:
+        return f"{round(seconds * 1000, 3):g}ms"
+    return f"{round(seconds, 6):g}s"
+
+
+Duration = Annotated[
+    float,
+    BeforeValidator(parse_duration),
+    PlainSerializer(format_duration, return_type=str, when_used="json"),
+]
+"""Seconds, read from a user's spelling and written back as one."""
+
+
+class TimeScale:
+    """Multiplies scenario durations; checks compare scaled times with scaled tolerances."""
+
+    __slots__ = ("factor",)
+
+    def __init__(self, factor: float = 1.0) -> None:
+        if not factor > 0:
+            raise ValueError(f"--time-scale must be a positive number, not {factor!r}")
+        self.factor = float(factor)
+
+    def __call__(self, seconds: float) -> float:
+        return seconds * self.factor
+
+    def __repr__(self) -> str:
+        return f"TimeScale({self.factor:g})"

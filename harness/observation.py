@@ -1,0 +1,124 @@
+"""Observations: everything recorded while a scenario ran, as plain serialisable data.
+
+Checks are pure functions of an observation. Users who collect frames, a history and the
+fakes' records by other means can build a :class:`GatewayObservation` themselves and call the
+same checks (see ``harness.checks``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.scenario import GatewayExpect, GatewayLimits
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Frame(_Record):
+    """One SSE event as the browser's EventSource would dispatch it."""
+
+    index: int
+    t: float
+    """Seconds since the chat request was sent."""
+    event: str
+    """The event type (``message`` when the block had no ``event:`` line, per WHATWG)."""
+    id: str
+    """The last event id in force for this event (WHATWG: it persists across events)."""
+    id_line: bool = True
+    """Whether this event's own block carried an ``id:`` line."""
+    data: str
+
+    def payload(self) -> Any:
+        """The data parsed as JSON, or ``None`` when it is not JSON."""
+        try:
+            return json.loads(self.data)
+        except ValueError:
+            return None
+
+
+class ModelCall(_Record):
+    """One request the gateway's agent made to the fake model, and what the fake answered."""
+
+    index: int
+    t: float
+    path: str
+    model: str
+    streaming: bool
+    agent: str | None
+    """The agent name read from the system instruction (ADK writes 'Your internal name is')."""
+    turn: int | None
+    """Index into the scenario's model script; ``None`` for a call past the script."""
+    status: int
+    chunks_sent: int
+    completed: bool
+    """The whole answer was written, finish reason included."""
+    closed_early: bool
+    """The caller closed the stream before the fake finished writing."""
+    text_sent: str = ""
+    function_calls_sent: tuple[dict[str, Any], ...] = ()
+    finish_reason_sent: str | None = None
+    error_sent: dict[str, Any] | None = None
+    body: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCall(_Record):
+    t: float
+    tool: str
+    arguments: Any
+    status: int
+
+
+class ChatResponse(_Record):
+    status: int | None
+    content_type: str | None
+    end: Literal["clean", "error", "timeout", "not-sse", "refused"]
+    """How the response body ended: a clean end of body, a transport error, the harness's
+    run timeout, a response that was not an event stream, or no connection at all."""
+    error: str | None = None
+    elapsed: float = 0.0
+    body_excerpt: str = ""
+
+
+class AuthProbe(_Record):
+    name: str
+    method: str
+    url: str
+    status: int | None
+    expected: str
+    error: str | None = None
+
+
+class GatewayObservation(_Record):
+    scenario: str
+    target: str
+    marker: str
+    """The secret put into every tool payload; it must never reach a frame."""
+    request_text: str
+    streaming: bool
+    response: ChatResponse
+    frames: tuple[Frame, ...] = ()
+    model_calls: tuple[ModelCall, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    history: tuple[dict[str, Any], ...] | None = None
+    history_error: str | None = None
+    auth_probes: tuple[AuthProbe, ...] | None = None
+    auth_declared: bool = False
+    expect: GatewayExpect = GatewayExpect()
+    limits: GatewayLimits = GatewayLimits()
+    time_scale: float = 1.0
+    target_log: str = ""
+    """The tail of the target's stdout and stderr, when the harness started it."""
+
+    def frame_log(self, limit: int = 60) -> str:
+        """The frames as the seed writes them: ``id:3  event:delta  {...}``."""
+        lines = [
+            f"  {f.t:7.3f}s  id:{f.id or '-':<6} event:{f.event:<11} {f.data}" for f in self.frames
+        ]
+        if len(lines) > limit:
+            lines = [*lines[: limit // 2], f"  ... {len(lines) - limit} more ...", *lines[-limit // 2 :]]
+        return "\n".join(lines) if lines else "  (no frames)"

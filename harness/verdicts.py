@@ -1,0 +1,53 @@
+"""Verdicts: what a check says about one requirement for one observation."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Level(StrEnum):
+    """RFC 2119 strength of a requirement."""
+
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+    MAY = "MAY"
+
+
+class Outcome(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    NON_STRICT = "non-strict"  # a SHOULD (or MAY) that was not met
+    INFO = "info"
+    SKIP = "skip"  # the target did not declare the capability the check needs
+
+
+class Verdict(BaseModel):
+    """One requirement judged on one observation.
+
+    ``expected`` and ``observed`` are short, human-readable renderings; a failure message
+    always starts with the requirement id so a CI log line is enough to find the rule.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    requirement: str
+    level: Level
+    outcome: Outcome
+    message: str
+    expected: Any = None
+    observed: Any = None
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome is Outcome.FAIL
+
+    def render(self) -> str:
+        lines = [f"[{self.requirement} {self.level}] {self.outcome}: {self.message}"]
+        if self.expected is not None:
+            lines.append(f"    expected: {self.expected}")
+        if self.observed is not None:
+            lines.append(f"    observed: {self.observed}")
+        return "\n".join(lines)
