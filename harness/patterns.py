@@ -11,7 +11,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-_TERM = re.compile(r"^\(?([a-z_]+(?:\|[a-z_]+)*)\)?([+*?]?)$")
+_NAMES = r"[a-z_]+(?:\|[a-z_]+)*"
+_TERM = re.compile(rf"^(?:\(({_NAMES})\)|({_NAMES}))([+*?]?)$")
 
 
 @lru_cache(maxsize=256)
@@ -28,7 +29,8 @@ def compile_frame_pattern(pattern: str) -> re.Pattern[str]:
                 f"bad term {term!r} in pattern {pattern!r}: write names, 'a|b' alternatives "
                 "and an optional + * ? quantifier"
             )
-        names, quantifier = match.groups()
+        grouped, bare, quantifier = match.groups()
+        names = grouped or bare
         alternatives = "|".join(re.escape(n) for n in names.split("|"))
         parts.append(f"(?:(?:{alternatives}) ){quantifier}")
     return re.compile("".join(parts))

@@ -328,7 +328,9 @@ def parse_scenarios(text: str, file: str) -> list[LoadedScenario]:
 def _best_error(exc: ValidationError) -> Any:
     """Of a union's alternatives, report the error that got furthest into the document."""
     errors = exc.errors(include_url=False)
-    return max(errors, key=lambda e: len(_yaml_loc(e["loc"])))
+    # Deepest first; at equal depth an unknown key (usually a typo) explains more than the
+    # "field required" it causes.
+    return max(errors, key=lambda e: (len(_yaml_loc(e["loc"])), e["type"] == "extra_forbidden"))
 
 
 def _error_text(err: Any) -> str:

@@ -1,0 +1,206 @@
+"""``streamproof``: run scenarios, validate them, list requirements, print the schema.
+
+Exit codes: 0 every enforced requirement holds; 1 one failed; 2 bad input (a malformed
+scenario or target file, an unknown option, nothing to run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+BUNDLED_SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+
+
+def _default_paths() -> list[str]:
+    for candidate in (Path.cwd() / "scenarios", BUNDLED_SCENARIOS):
+        if candidate.is_dir():
+            return [str(candidate)]
+    return []
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="streamproof",
+        description="Conformance harness with fault injection for agent streaming.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run scenarios against a target (pytest underneath)")
+    run.add_argument("paths", nargs="*", metavar="PATH", help="scenario files or folders")
+    run.add_argument("--target", metavar="FILE", help="target file (default: bundled reference)")
+    run.add_argument("--bug", metavar="NAME", help="switch one seeded defect into the reference")
+    run.add_argument("--time-scale", metavar="F", type=float, default=None)
+    run.add_argument("--report-dir", metavar="DIR", default="reports")
+    run.add_argument("--strict", action="store_true", help="SHOULD failures fail too")
+    run.add_argument("-k", metavar="EXPR", help="only scenarios whose id matches EXPR")
+    run.add_argument("-x", "--exitfirst", action="store_true")
+    run.add_argument("-q", "--quiet", action="store_true")
+
+    validate = sub.add_parser("validate", help="check scenario files without running them")
+    validate.add_argument("paths", nargs="+", metavar="PATH")
+
+    sub.add_parser("schema", help="print the scenario JSON Schema (for editors)")
+
+    lst = sub.add_parser("list", help="print the requirement registry")
+    lst.add_argument("--json", action="store_true")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "run":
+        return _run(args)
+    if args.command == "validate":
+        return _validate(args.paths)
+    if args.command == "schema":
+        from harness.scenario import GatewayScenario
+
+        print(json.dumps(GatewayScenario.model_json_schema(), indent=2))
+        return EXIT_OK
+    if args.command == "list":
+        return _list(as_json=args.json)
+    return EXIT_BAD_INPUT  # pragma: no cover - argparse enforces the choices
+
+
+def _scenario_files(paths: Sequence[str]) -> tuple[list[Path], list[str]]:
+    files: list[Path] = []
+    missing: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
+        elif path.is_file():
+            files.append(path)
+        else:
+            missing.append(raw)
+    return files, missing
+
+
+def _validate(paths: Sequence[str]) -> int:
+    from harness.scenario import ScenarioError, load_scenarios
+
+    files, missing = _scenario_files(paths)
+    errors = [f"{m}: no such file or folder" for m in missing]
+    count = 0
+    for file in files:
+        try:
+            count += len(load_scenarios(file))
+        except ScenarioError as exc:
+            errors.append(str(exc))
+    for line in errors:
+        print(line, file=sys.stderr)
+    if errors:
+        return EXIT_BAD_INPUT
+    if not files:
+        print("no scenario files found", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"ok: {count} scenario(s) in {len(files)} file(s)")
+    return EXIT_OK
+
+
+def _run(args: argparse.Namespace) -> int:
+    paths = list(args.paths) or _default_paths()
+    if not paths:
+        print("streamproof run: no PATH given and no scenarios/ folder found", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    _, missing = _scenario_files(paths)
+    if missing:
+        for m in missing:
+            print(f"{m}: no such file or folder", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.time_scale is not None and not args.time_scale > 0:
+        print("--time-scale must be a positive number", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.target is not None:
+        from harness.targets.errors import TargetConfigError
+        from harness.targets.gateway import load_target
+
+        try:
+            load_target(args.target)
+        except TargetConfigError as exc:
+            print(str(exc), file=sys.stderr)
+            return EXIT_BAD_INPUT
+    if args.bug is not None:
+        from harness.reference import bug_names
+
+        if args.bug not in bug_names():
+            print(
+                f"--bug {args.bug}: unknown; choose one of {', '.join(bug_names())}",
+                file=sys.stderr,
+            )
+            return EXIT_BAD_INPUT
+
+    import pytest
+
+    report_dir = Path(args.report_dir)
+    pytest_args = [
+        *paths,
+        "-p",
+        "harness.pytest_plugin",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "testpaths=",
+        "-o",
+        "filterwarnings=",
+        "--rootdir",
+        str(Path.cwd()),
+        f"--junitxml={report_dir / 'junit.xml'}",
+        f"--streamproof-report-dir={report_dir}",
+        "-rfEs",
+    ]
+    if args.target:
+        pytest_args.append(f"--streamproof-target={args.target}")
+    if args.bug:
+        pytest_args.append(f"--streamproof-bug={args.bug}")
+    if args.time_scale is not None:
+        pytest_args.append(f"--streamproof-time-scale={args.time_scale}")
+    if args.strict:
+        pytest_args.append("--streamproof-strict")
+    if args.k:
+        pytest_args += ["-k", args.k]
+    if args.exitfirst:
+        pytest_args.append("-x")
+    pytest_args.append("-q" if args.quiet else "-v")
+    # Every path named on the command line holds scenarios, whatever the ini says.
+    os.environ["STREAMPROOF_SCENARIO_PATHS"] = os.pathsep.join(str(Path(p)) for p in paths)
+    code = int(pytest.main(pytest_args))
+    print(f"streamproof: report in {report_dir / 'results.json'} and {report_dir / 'junit.xml'}")
+    if code == pytest.ExitCode.OK:
+        return EXIT_OK
+    if code == pytest.ExitCode.TESTS_FAILED:
+        return EXIT_FAILED
+    if code == pytest.ExitCode.NO_TESTS_COLLECTED:
+        print("streamproof run: no scenario found under " + ", ".join(paths), file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _list(*, as_json: bool) -> int:
+    from harness.coverage import scenarios_by_requirement
+    from harness.requirements import REGISTRY
+
+    by_req = scenarios_by_requirement(_default_paths())
+    if as_json:
+        rows = [
+            {**r.model_dump(mode="json"), "scenarios": by_req.get(r.id, [])}
+            for r in REGISTRY.values()
+        ]
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    for req in REGISTRY.values():
+        print(f"{req.id:<28} {req.level.value:<6} {req.statement}")
+        print(f"{'':<28} seed {req.seed}: {req.section}")
+        scenarios = by_req.get(req.id, [])
+        print(f"{'':<28} scenarios: {', '.join(scenarios) if scenarios else '(none)'}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,231 @@
+"""Gateway targets: how to start or reach the gateway under test, and its endpoints.
+
+A target file is YAML (see ``reference-gateway.yaml`` beside this module for the bundled
+reference). Either ``command`` (streamproof starts it with the contract's environment and
+kills its process group afterwards) or ``url`` (streamproof attaches to a running gateway).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import socket
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+import aiohttp
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from harness.durations import Duration
+from harness.targets.errors import TargetConfigError, TargetError
+from harness.targets.process import TargetProcess
+
+DEFAULT_TARGET = Path(__file__).with_name("reference-gateway.yaml")
+
+_ENDPOINT = re.compile(r"^(GET|POST|PUT|DELETE|PATCH) (/\S*)$")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Endpoints(_Model):
+    chat: str = "POST /chat/{sessionId}"
+    """Streams one turn: the user's text as the body, SSE frames back."""
+    chat_none: str | None = None
+    """The same turn in non-streaming (NONE) mode, if the gateway offers one."""
+    history: str | None = "GET /history/{sessionId}"
+    """Returns the stored session events as ADK JSON (a list, or an object with ``events``)."""
+
+    @field_validator("chat", "chat_none", "history")
+    @classmethod
+    def _shape(cls, v: str | None) -> str | None:
+        if v is not None and not _ENDPOINT.match(v):
+            raise ValueError(f"{v!r} is not 'METHOD /path' (e.g. 'POST /chat/{{sessionId}}')")
+        if v is not None and "{sessionId}" not in v:
+            raise ValueError(f"{v!r} must contain {{sessionId}}")
+        return v
+
+
+class Auth(_Model):
+    header: str = "Authorization"
+    users: dict[str, str] = Field(default_factory=dict)
+    """User name to header value, e.g. ``alice: Bearer alice-token``; the first user chats."""
+
+
+class Ready(_Model):
+    path: str = "/"
+    """Any HTTP answer on this path means ready (connection refused means not yet)."""
+    timeout: Duration = 60.0
+
+
+class GatewayTarget(_Model):
+    kind: Literal["gateway"] = "gateway"
+    name: str = "gateway"
+    profile: Literal["typed-frames"] = "typed-frames"
+    command: tuple[str, ...] | None = None
+    """argv; ``{python}`` is replaced by the harness's interpreter."""
+    url: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    port: int | Literal["auto"] = 0
+    """0: the gateway picks a port and prints it; ``auto``: the harness picks a free port."""
+    listening_pattern: str = r"https?://(?:127\.0\.0\.1|localhost):(\d+)"
+    ready: Ready = Ready()
+    endpoints: Endpoints = Endpoints()
+    auth: Auth = Auth()
+    bug_env: str | None = None
+    """The environment variable through which ``--bug NAME`` reaches the target (references)."""
+
+    @model_validator(mode="after")
+    def _one_way_in(self) -> GatewayTarget:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("a target needs exactly one of 'command' or 'url'")
+        if self.command is not None and not self.command:
+            raise ValueError("'command' must not be empty")
+        try:
+            re.compile(self.listening_pattern)
+        except re.error as exc:
+            raise ValueError(f"listening_pattern does not compile: {exc}") from None
+        return self
+
+    @property
+    def auth_declared(self) -> bool:
+        return len(self.auth.users) >= 2
+
+
+def load_target(path: str | Path | None) -> GatewayTarget:
+    file = Path(path) if path is not None else DEFAULT_TARGET
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TargetConfigError(f"{file}: cannot read target file: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{file}:{mark.line + 1}" if mark is not None else str(file)
+        raise TargetConfigError(f"{where}: malformed YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict):
+        raise TargetConfigError(f"{file}: a target file must be a mapping")
+    try:
+        return GatewayTarget.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(file)"
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        raise TargetConfigError(f"{file}: {loc}: {msg}") from None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class RunningGateway:
+    """A gateway the harness can talk to: a base URL, and the process if it started one."""
+
+    def __init__(self, target: GatewayTarget, base_url: str, process: TargetProcess | None) -> None:
+        self.target = target
+        self.base_url = base_url.rstrip("/")
+        self.process = process
+
+    def endpoint(self, which: str, session_id: str) -> tuple[str, str] | None:
+        template: str | None = getattr(self.target.endpoints, which)
+        if template is None:
+            return None
+        method, path = template.split(" ", 1)
+        return method, self.base_url + path.replace("{sessionId}", session_id)
+
+    def log(self) -> str:
+        return self.process.output.text() if self.process is not None else ""
+
+    async def close(self) -> None:
+        if self.process is not None:
+            await self.process.close()
+
+    def crashed(self) -> str | None:
+        if self.process is not None and self.process.returncode is not None:
+            return (
+                f"the gateway process exited with code {self.process.returncode}.\n"
+                f"Its output:\n{self.process.output.text()}"
+            )
+        return None
+
+
+async def start_gateway(
+    target: GatewayTarget,
+    contract_env: Mapping[str, str],
+    *,
+    bug: str | None = None,
+    ready_scale: float = 1.0,
+) -> RunningGateway:
+    """Start (or attach to) the gateway and wait until it answers HTTP."""
+    if bug is not None and target.bug_env is None:
+        raise TargetConfigError(
+            f"--bug {bug} needs a reference target; target {target.name!r} declares no bug_env"
+        )
+    timeout = target.ready.timeout * max(ready_scale, 1.0)
+    if target.url is not None:
+        gateway = RunningGateway(target, target.url, None)
+        await _wait_ready(gateway, timeout)
+        return gateway
+    assert target.command is not None
+    port = _free_port() if target.port == "auto" else target.port
+    env = {
+        **_clean_environment(),
+        **target.env,
+        **contract_env,
+        "PORT": str(port),
+    }
+    if bug is not None and target.bug_env is not None:
+        env[target.bug_env] = bug
+    argv = [sys.executable if part == "{python}" else part for part in target.command]
+    process = TargetProcess(target.name, argv, env)
+    await process.start()
+    try:
+        if port == 0:
+            match = await process.wait_for_line(re.compile(target.listening_pattern), timeout)
+            base_url = f"http://127.0.0.1:{match.group(1)}"
+        else:
+            base_url = f"http://127.0.0.1:{port}"
+        gateway = RunningGateway(target, base_url, process)
+        await _wait_ready(gateway, timeout)
+    except BaseException:
+        await process.close()
+        raise
+    return gateway
+
+
+def _clean_environment() -> dict[str, str]:
+    """The harness's environment minus anything that would point a gateway at real Google."""
+    drop = ("GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GEMINI_API_KEY", "GOOGLE_VERTEX_BASE_URL")
+    return {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("STREAMPROOF_")}
+
+
+async def _wait_ready(gateway: RunningGateway, timeout: float) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    url = gateway.base_url + gateway.target.ready.path
+    last_error = "no attempt"
+    async with aiohttp.ClientSession() as http:
+        while True:
+            crashed = gateway.crashed()
+            if crashed is not None:
+                raise TargetError(f"target {gateway.target.name!r} never became ready: {crashed}")
+            try:
+                async with http.get(url, timeout=aiohttp.ClientTimeout(total=2)) as resp:
+                    await resp.read()
+                    return
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                last_error = f"{type(exc).__name__}: {exc}"
+            if loop.time() >= deadline:
+                raise TargetError(
+                    f"target {gateway.target.name!r} did not answer GET {url} within "
+                    f"{timeout:g}s (last attempt: {last_error}).\n"
+                    f"Its output:\n{gateway.log() or '(attached by URL)'}"
+                )
+            await asyncio.sleep(0.1)

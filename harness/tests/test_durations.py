@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import pytest
+
+from harness.durations import TimeScale, format_duration, parse_duration
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("250ms", 0.25), ("40s", 40.0), ("1.5m", 90.0), ("2h", 7200.0), (3, 3.0), (0.5, 0.5),
+     (" 20 s ", 20.0), ("1min", 60.0)],
+)
+def test_parse(text: object, seconds: float) -> None:
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("bad", ["40", "forty seconds", "-1s", "1d", True, None, [1], -2])
+def test_parse_rejects(bad: object) -> None:
+    with pytest.raises(ValueError):
+        parse_duration(bad)
+
+
+@pytest.mark.parametrize("seconds", [0.0, 0.02, 0.25, 1.0, 40.0, 90.5])
+def test_format_round_trips(seconds: float) -> None:
+    assert parse_duration(format_duration(seconds)) == pytest.approx(seconds)
+
+
+def test_time_scale() -> None:
+    assert TimeScale(0.1)(40.0) == pytest.approx(4.0)
+    with pytest.raises(ValueError, match="positive"):
+        TimeScale(0)

@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.scenario import (
+    CallChunk,
+    ErrorChunk,
+    GatewayScenario,
+    ScenarioError,
+    TextChunk,
+    load_scenarios,
+    parse_scenarios,
+)
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+
+GOOD = """\
+id: gateway/example
+title: An example
+requirements: [GW-NO-TOOL-LEAK]
+model:
+  - chunks:
+      - function_call: {name: lookupOrder, args: {orderId: "1042"}}
+  - chunks: ["Order 1042 ", {text: shipped., delay: 50ms}]
+    chunk_delay: 10ms
+tools:
+  lookupOrder: {secret: "{{marker}}"}
+request: Where is order 1042?
+expect:
+  frames: tool_call tool_result delta+ message done
+  history: [user, function_call, function_response, text]
+"""
+
+
+def test_good_scenario_loads_with_shorthands() -> None:
+    [loaded] = parse_scenarios(GOOD, "good.yaml")
+    s = loaded.scenario
+    assert isinstance(s, GatewayScenario)
+    assert s.request.text == "Where is order 1042?" and s.request.streaming
+    assert isinstance(s.model[0].chunks[0], CallChunk)
+    first, second = s.model[1].chunks
+    assert isinstance(first, TextChunk) and first.delay is None
+    assert isinstance(second, TextChunk) and second.delay == pytest.approx(0.05)
+    assert s.model[1].text == "Order 1042 shipped."
+    assert s.model[0].function_calls[0].args == {"orderId": "1042"}
+    assert loaded.line == 1
+
+
+def test_models_are_frozen() -> None:
+    [loaded] = parse_scenarios(GOOD, "good.yaml")
+    with pytest.raises(Exception, match="frozen"):
+        loaded.scenario.title = "changed"  # type: ignore[misc]
+
+
+def _error(text: str) -> ScenarioError:
+    with pytest.raises(ScenarioError) as info:
+        parse_scenarios(text, "bad.yaml")
+    return info.value
+
+
+def test_unknown_key_names_file_line_and_field() -> None:
+    err = _error(GOOD.replace("    chunk_delay: 10ms", "    chunk_dealy: 10ms"))
+    assert (err.file, err.line, err.field) == ("bad.yaml", 8, "model[1].chunk_dealy")
+    assert str(err) == "bad.yaml:8: model[1].chunk_dealy: unknown key"
+
+
+def test_typo_inside_a_union_member_is_reported_at_its_line() -> None:
+    err = _error(GOOD.replace("{name: lookupOrder,", "{nam: lookupOrder,"))
+    assert err.line == 6
+    assert err.field == "model[0].chunks[0].function_call.nam"
+
+
+def test_wrong_type() -> None:
+    err = _error(GOOD.replace("chunk_delay: 10ms", "chunk_delay: soon"))
+    assert err.line == 8 and err.field == "model[1].chunk_delay"
+    assert "not a duration" in err.problem
+
+
+def test_malformed_yaml_names_the_line() -> None:
+    err = _error("id: a\ntitle: [unclosed\nrequirements: []\n")
+    assert err.file == "bad.yaml" and err.line is not None
+    assert "malformed YAML" in str(err)
+
+
+def test_unknown_requirement_and_bad_pattern() -> None:
+    assert "GW-NOPE" in str(_error(GOOD.replace("GW-NO-TOOL-LEAK", "GW-NOPE")))
+    err = _error(GOOD.replace("delta+ message done", "delta+ message done!"))
+    assert err.field == "expect.frames" and err.line == 13
+
+
+def test_turn_consistency() -> None:
+    err = _error(GOOD.replace("    chunk_delay: 10ms", "    http_error: {code: 503}"))
+    assert "http_error" in err.problem
+    err = _error(GOOD.replace('["Order 1042 ", {text: shipped., delay: 50ms}]',
+                              '[{error: {code: 500}}, "after"]'))
+    assert "must be last" in err.problem
+
+
+def test_error_chunk_and_times() -> None:
+    text = GOOD.replace('["Order 1042 ", {text: shipped., delay: 50ms}]', '["a", {error: {code: 500}}]')
+    text = text.replace("    chunk_delay: 10ms", "    times: forever")
+    [loaded] = parse_scenarios(text, "x.yaml")
+    turn = loaded.scenario.model[1]
+    assert isinstance(turn.chunks[1], ErrorChunk) and turn.times == "forever"
+    assert turn.mid_stream_error is not None and turn.mid_stream_error.code == 500
+    assert "at least 1" in _error(GOOD.replace("    chunk_delay: 10ms", "    times: 0")).problem
+
+
+def test_several_documents_and_duplicate_ids() -> None:
+    two = GOOD + "---\n" + GOOD.replace("gateway/example", "gateway/other")
+    loaded = parse_scenarios(two, "two.yaml")
+    assert [x.scenario.id for x in loaded] == ["gateway/example", "gateway/other"]
+    assert loaded[1].line == GOOD.count("\n") + 2
+    err = _error(GOOD + "---\n" + GOOD)
+    assert "duplicate scenario id" in err.problem and err.line == GOOD.count("\n") + 2
+
+
+@pytest.mark.parametrize("text", ["", "- a\n- b\n", "just text\n"])
+def test_documents_that_are_not_scenarios(text: str) -> None:
+    assert _error(text).file == "bad.yaml"
+
+
+def test_unreadable_file(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="cannot read"):
+        load_scenarios(tmp_path / "missing.yaml")
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ScenarioError, match="not UTF-8"):
+        load_scenarios(binary)
+
+
+def test_every_bundled_scenario_loads() -> None:
+    files = sorted(SCENARIOS.rglob("*.yaml"))
+    assert files
+    ids = [entry.scenario.id for f in files for entry in load_scenarios(f)]
+    assert len(ids) == len(set(ids))
