@@ -1,0 +1,65 @@
+"""The plugin collects scenario files, and only those, with clear collection errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+SCENARIO = """\
+id: gateway/collected
+title: collected
+requirements: [GW-NO-TOOL-LEAK, GW-AUTH]
+model:
+  - chunks: [hi]
+request: hello
+"""
+
+
+INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+
+
+def test_collects_scenarios_in_configured_dirs_only(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI + "streamproof_dirs = scenarios\n")
+    pytester.mkdir("scenarios")
+    (pytester.path / "scenarios" / "a.yaml").write_text(SCENARIO + "---\n" + SCENARIO.replace(
+        "gateway/collected", "gateway/second"))
+    pytester.mkdir("config")
+    (pytester.path / "config" / "unrelated.yaml").write_text("not: a scenario\n")
+    (pytester.path / "other.scenario.yaml").write_text(SCENARIO.replace("collected", "suffix"))
+    result = pytester.runpytest("--collect-only", "-q")
+    result.stdout.fnmatch_lines(
+        ["other.scenario.yaml::gateway/suffix", "scenarios/a.yaml::gateway/collected",
+         "scenarios/a.yaml::gateway/second"]
+    )
+    assert "unrelated" not in result.stdout.str()
+    assert result.ret == 0
+
+
+def test_markers_for_kind_and_levels(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    (pytester.path / "x.scenario.yaml").write_text(SCENARIO)
+    result = pytester.runpytest("--collect-only", "-q", "-m", "gateway and must and should")
+    result.stdout.fnmatch_lines(["x.scenario.yaml::gateway/collected"])
+    result = pytester.runpytest("--collect-only", "-q", "-m", "a2a_client")
+    assert "gateway/collected" not in result.stdout.str()
+
+
+def test_bad_scenario_is_a_collection_error_with_file_line_field(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    (pytester.path / "bad.scenario.yaml").write_text(SCENARIO.replace("request:", "requets:"))
+    result = pytester.runpytest("-q")
+    result.stdout.fnmatch_lines(["*bad.scenario.yaml:6: requets: unknown key*"])
+    assert "Traceback" not in result.stdout.str()
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+def test_plugin_import_is_cheap() -> None:
+    code = (
+        "import sys, harness.pytest_plugin; "
+        "heavy = [m for m in ('pydantic', 'aiohttp', 'yaml', 'google.adk', 'harness.runner') "
+        "if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
