@@ -1,0 +1,384 @@
+"""A fake Gemini API server that real ADK agents accept as Gemini, driven by a scenario script.
+
+Why byte-exact: the point of streamproof is to test what an SSE gateway does with what ADK
+yields, so ADK's real model code (google-genai's SSE reader, ADK's streaming aggregator) must
+run unmodified against this fake. Those readers are strict in small ways (``data: `` needs its
+space, one JSON object a line, ``candidates[0].content`` in every chunk, an ``{"error": ...}``
+line as the mid-stream failure). Every byte the fake writes is built by the pure functions in
+:mod:`harness.protocol.gemini`; this module is only the aiohttp shell around them: routing,
+the script cursor, delays, noticing a caller that hangs up, and the records checks read.
+
+Script semantics:
+
+* ``load(turns)`` resets the records; each model call consumes the next turn (``times: N``
+  answers N consecutive calls, ``times: forever`` every later call).
+* A call past the script answers HTTP 500 and is recorded with ``turn=None``.
+* After ``runaway_cap`` calls in one load every call gets a plain text turn with ``STOP``, so a
+  gateway without an LLM-call budget still ends (also recorded with ``turn=None``).
+
+Timing: before each chunk the fake waits the chunk's ``delay`` (else the turn's
+``chunk_delay``) times the time scale. A non-streaming answer waits the sum of those delays; an
+``http_error`` turn waits its ``chunk_delay`` once. While waiting the fake watches the
+connection (``handler_cancellation`` plus a 20 ms poll of the transport), so a caller that
+closes the stream is recorded ``closed_early`` promptly even when nothing is being written.
+Stream headers are sent at once; the first chunk follows after its delay.
+
+``completed`` means the fake wrote everything the chosen answer holds (an error answer
+included) and ended the body; ``closed_early`` means the caller went away before that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from harness.durations import TimeScale
+from harness.observation import ModelCall
+from harness.protocol import gemini
+from harness.scenario import ModelTurn
+
+__all__ = ["FakeModel"]
+
+_POLL = 0.02
+"""Seconds between checks of the caller's connection while a delay runs."""
+_MAX_BODY = 64 * 1024 * 1024
+"""Long agent histories exceed aiohttp's 1 MiB default request size."""
+
+
+@dataclass
+class _CallState:
+    """The mutable record of one model call; :meth:`snapshot` freezes it into a ModelCall."""
+
+    index: int
+    t: float
+    path: str
+    model: str
+    streaming: bool
+    agent: str | None
+    body: dict[str, Any]
+    turn: int | None = None
+    status: int = 0
+    chunks_sent: int = 0
+    completed: bool = False
+    closed_early: bool = False
+    text: list[str] = field(default_factory=list)
+    function_calls: list[dict[str, Any]] = field(default_factory=list)
+    finish_reason: str | None = None
+    error: dict[str, Any] | None = None
+
+    def snapshot(self) -> ModelCall:
+        return ModelCall(
+            index=self.index,
+            t=self.t,
+            path=self.path,
+            model=self.model,
+            streaming=self.streaming,
+            agent=self.agent,
+            turn=self.turn,
+            status=self.status,
+            chunks_sent=self.chunks_sent,
+            completed=self.completed,
+            closed_early=self.closed_early,
+            text_sent="".join(self.text),
+            function_calls_sent=tuple(dict(c) for c in self.function_calls),
+            finish_reason_sent=self.finish_reason,
+            error_sent=dict(self.error) if self.error is not None else None,
+            body=self.body,
+        )
+
+
+class FakeModel:
+    """The fake Gemini endpoint. Not a test class (``__test__ = False``) despite its use in tests.
+
+    Usage::
+
+        fake = FakeModel()
+        base_url = await fake.start()
+        fake.load(scenario.model, time_scale=2.0)
+        ...  # point ADK at base_url: Gemini(model=..., base_url=base_url)
+        await fake.wait_idle(5.0)
+        records = fake.calls
+        await fake.close()
+    """
+
+    __test__ = False
+
+    def __init__(self, *, line_end: str = "\r\n") -> None:
+        if line_end not in ("\r\n", "\n", "\r"):
+            raise ValueError(f"line_end must be an SSE line end (CRLF, LF or CR), not {line_end!r}")
+        self._line_end = line_end
+        self._runner: web.AppRunner | None = None
+        self._base_url: str | None = None
+        self._stopping = False
+        self._active = 0
+        self._turns: tuple[ModelTurn, ...] = ()
+        self._scale = TimeScale(1.0)
+        self._runaway_cap = 200
+        self._cursor = 0
+        self._uses = 0
+        self._picked = 0
+        self._states: list[_CallState] = []
+        self._epoch = time.monotonic()
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        """Serve on ``host:port`` (port 0: any free port); returns the base URL."""
+        if self._runner is not None:
+            raise RuntimeError("the fake model is already running")
+        app = web.Application(client_max_size=_MAX_BODY)
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        runner = web.AppRunner(
+            app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0
+        )
+        await runner.setup()
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        self._stopping = False
+        self._runner = runner
+        bound = runner.addresses[0]
+        self._base_url = f"http://{host}:{bound[1]}"
+        return self._base_url
+
+    async def close(self) -> None:
+        """Stop serving; streams in progress end at once (not recorded as closed early)."""
+        runner, self._runner = self._runner, None
+        if runner is None:
+            return
+        self._stopping = True
+        await runner.cleanup()
+        self._base_url = None
+
+    @property
+    def base_url(self) -> str:
+        if self._base_url is None:
+            raise RuntimeError("the fake model is not running; await start() first")
+        return self._base_url
+
+    # --- script and records --------------------------------------------------------------------
+
+    def load(
+        self,
+        turns: Sequence[ModelTurn],
+        *,
+        time_scale: float | TimeScale = 1.0,
+        runaway_cap: int = 200,
+    ) -> None:
+        """Set the script and forget every record; the epoch becomes now."""
+        if runaway_cap < 1:
+            raise ValueError("runaway_cap must be at least 1")
+        self._turns = tuple(turns)
+        self._scale = time_scale if isinstance(time_scale, TimeScale) else TimeScale(time_scale)
+        self._runaway_cap = runaway_cap
+        self._cursor = 0
+        self._uses = 0
+        self._picked = 0
+        self._states = []
+        self._epoch = time.monotonic()
+
+    def set_epoch(self, t0: float) -> None:
+        """Record call times relative to ``t0`` (a ``time.monotonic()`` value)."""
+        self._epoch = t0
+
+    @property
+    def calls(self) -> list[ModelCall]:
+        """Every call since the last :meth:`load`, those still streaming included."""
+        return [s.snapshot() for s in self._states]
+
+    @property
+    def busy(self) -> bool:
+        """Whether a model response is in progress."""
+        return self._active > 0
+
+    async def wait_idle(self, timeout: float) -> bool:  # noqa: ASYNC109 (a plain deadline, by design)
+        """Wait until no response is in progress (True) or ``timeout`` seconds pass (False)."""
+        deadline = time.monotonic() + timeout
+        while self._active:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            await asyncio.sleep(min(_POLL, remaining))
+        return True
+
+    def _pick(self) -> tuple[int | None, ModelTurn | None]:
+        """The script index and turn answering the next call (index None: off-script)."""
+        self._picked += 1
+        if self._picked > self._runaway_cap:
+            return None, gemini.runaway_turn(self._runaway_cap)
+        if self._cursor >= len(self._turns):
+            return None, None
+        index = self._cursor
+        turn = self._turns[index]
+        if turn.times != "forever":
+            self._uses += 1
+            if self._uses >= turn.times:
+                self._cursor += 1
+                self._uses = 0
+        return index, turn
+
+    # --- HTTP ----------------------------------------------------------------------------------
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        route = gemini.parse_route(request.path)
+        if route is None or request.method != "POST":
+            return _answer_response(gemini.not_found(f"{request.method} {request.path}"))
+        self._active += 1
+        state: _CallState | None = None
+        try:
+            start = time.monotonic()
+            raw = await request.read()
+            try:
+                parsed: Any = json.loads(raw)
+            except ValueError:
+                parsed = None
+            body = parsed if isinstance(parsed, dict) else {}
+            state = _CallState(
+                index=len(self._states),
+                t=start - self._epoch,
+                path=request.path,
+                model=route.model,
+                streaming=route.method == "streamGenerateContent",
+                agent=gemini.agent_name(body),
+                body=body,
+            )
+            self._states.append(state)
+            return await self._answer(request, state, route, parsed)
+        except asyncio.CancelledError:
+            if state is not None and not self._stopping and not state.completed:
+                state.closed_early = True
+            raise
+        finally:
+            self._active -= 1
+
+    async def _answer(
+        self, request: web.Request, state: _CallState, route: gemini.Route, parsed: Any
+    ) -> web.StreamResponse:
+        if not isinstance(parsed, dict):
+            return await self._send(
+                request, state, gemini.invalid_argument("streamproof: the body is not JSON")
+            )
+        if state.streaming and request.query.get("alt") != "sse":
+            return await self._send(
+                request,
+                state,
+                gemini.invalid_argument("streamproof: the fake streams only with alt=sse"),
+            )
+        index, turn = self._pick()
+        state.turn = index
+        if turn is None:
+            return await self._send(
+                request, state, gemini.error_answer(gemini.unscripted_error(self._picked))
+            )
+        scale = self._scale
+        if turn.http_error is not None or not state.streaming:
+            answer = gemini.generate_content_answer(
+                turn,
+                model_version=route.model,
+                response_id=gemini.new_response_id(),
+                prompt_tokens=gemini.prompt_tokens(state.body),
+            )
+            state.status = answer.status
+            if not await self._pause(request, state, scale(gemini.total_delay(turn))):
+                return self._abandon(request, web.Response(status=499))
+            return await self._send(request, state, answer)
+        return await self._stream(request, state, route, turn, scale)
+
+    async def _send(
+        self, request: web.Request, state: _CallState, answer: gemini.Answer
+    ) -> web.StreamResponse:
+        """Write a whole JSON answer and record it once it is out."""
+        state.status = answer.status
+        response = _answer_response(answer)
+        try:
+            await response.prepare(request)
+            await response.write_eof()
+        except ConnectionError:
+            self._hung_up(state)
+            return response
+        state.text.append(answer.text)
+        state.function_calls.extend(answer.function_calls)
+        state.finish_reason = answer.finish_reason
+        state.error = answer.error
+        state.chunks_sent = 1 if answer.status == 200 else 0
+        state.completed = True
+        return response
+
+    async def _stream(
+        self,
+        request: web.Request,
+        state: _CallState,
+        route: gemini.Route,
+        turn: ModelTurn,
+        scale: TimeScale,
+    ) -> web.StreamResponse:
+        events = gemini.stream_events(
+            turn,
+            model_version=route.model,
+            response_id=gemini.new_response_id(),
+            prompt_tokens=gemini.prompt_tokens(state.body),
+        )
+        state.status = 200
+        response = web.StreamResponse(status=200, headers={"Content-Type": gemini.SSE_CONTENT_TYPE})
+        try:
+            await response.prepare(request)
+            for event in events:
+                if not await self._pause(request, state, scale(event.delay)):
+                    return self._abandon(request, response)
+                await response.write(event.frame(self._line_end))
+                state.chunks_sent += 1
+                if event.text:
+                    state.text.append(event.text)
+                if event.function_call is not None:
+                    state.function_calls.append(event.function_call)
+                if event.finish_reason is not None:
+                    state.finish_reason = event.finish_reason
+                if event.error is not None:
+                    state.error = event.error
+            await response.write_eof()
+        except ConnectionError:
+            self._hung_up(state)
+            return response
+        state.completed = True
+        return response
+
+    async def _pause(self, request: web.Request, state: _CallState, seconds: float) -> bool:
+        """Wait ``seconds`` watching the caller; False (recorded) when it went away."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while True:
+            transport = request.transport
+            if self._stopping:
+                return False
+            if transport is None or transport.is_closing():
+                self._hung_up(state)
+                return False
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return True
+            await asyncio.sleep(min(_POLL, remaining))
+
+    def _abandon(self, request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
+        """End an answer cut short. When the fake is stopping, the connection is aborted so the
+        caller sees a broken stream rather than a clean (and misleading) end of body."""
+        transport = request.transport
+        if self._stopping and transport is not None:
+            transport.abort()
+        return response
+
+    def _hung_up(self, state: _CallState) -> None:
+        if not self._stopping:
+            state.closed_early = True
+
+
+def _answer_response(answer: gemini.Answer) -> web.Response:
+    return web.Response(
+        status=answer.status,
+        body=answer.encoded(),
+        headers={"Content-Type": gemini.JSON_CONTENT_TYPE},
+    )

@@ -1,0 +1,347 @@
+"""The Gemini API wire format, as pure functions from a scripted :class:`ModelTurn` to bytes.
+
+The fake model (``harness.fakes.model``) must be indistinguishable from the real Gemini
+Developer API to the SDKs that ADK uses, so everything it writes is built here and nothing here
+does I/O. What the real SDKs require, measured with google-genai 2.34 / google-adk 2.13 (see
+``/work/shared/research/adk.md`` sections 0, 4 and 6):
+
+* A stream is ``data: <json>`` plus a blank line per chunk. The SDKs accept only ``data: `` *with*
+  one space (``line.startswith('data: ')``), and the JS SDK's regex needs each JSON object on one
+  line, so :func:`dumps_line` never emits a raw line break, not even U+2028/U+2029/U+0085, which
+  ``str.splitlines`` based readers (httpx) would split on.
+* Every chunk carries ``candidates[0].content`` with ``role: model`` and ``index: 0``, the last
+  one included: ADK Java turns a final chunk without ``content`` into an error event.
+* ``finishReason`` rides only on the last chunk. Function calls carry no ``id`` (the Developer
+  API omits it; ADK mints ``adk-...`` ids itself).
+* A mid-stream failure is a ``data: {"error": {...}}`` line after which the body ends; the SDKs
+  raise ``APIError`` when a chunk's JSON starts with ``{"error":``.
+* There is no ``[DONE]`` sentinel: the body simply ends.
+
+The JSON layout copies recorded Gemini traffic: key order ``candidates, usageMetadata,
+modelVersion, responseId``; separators ``","`` between items and ``": "`` after keys (the real
+servers' one-line protobuf printer); non-ASCII text written as UTF-8, not ``\\u`` escapes.
+Non-streaming answers and HTTP error bodies are pretty-printed with two-space indents, as the
+real API does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import secrets
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from harness.scenario import (
+    CallChunk,
+    ErrorChunk,
+    GoogleError,
+    ModelTurn,
+    TextChunk,
+)
+
+Method = Literal["streamGenerateContent", "generateContent"]
+
+JSON_CONTENT_TYPE = "application/json; charset=UTF-8"
+SSE_CONTENT_TYPE = "text/event-stream"
+
+_ROUTE = re.compile(r"^/(?P<version>[^/]+)/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
+_AGENT_NAME = re.compile(r'Your internal name is "([^"]+)"')
+_LINE_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
+
+RUNAWAY_TEXT = "streamproof stopped a runaway loop after {n} model calls"
+
+
+# --- serialisation -----------------------------------------------------------------------------
+
+
+def dumps_line(payload: Any) -> str:
+    """``payload`` as one line of JSON laid out like the real Gemini servers write it."""
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ": "))
+    for raw, escaped in _LINE_BREAKS.items():
+        text = text.replace(raw, escaped)
+    return text
+
+
+def dumps_pretty(payload: Any) -> bytes:
+    """A whole-body JSON answer (``generateContent``, HTTP errors): two-space indents."""
+    return (json.dumps(payload, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def sse_frame(payload: Any, line_end: str = "\r\n") -> bytes:
+    """One server-sent event: ``data: <json>`` and a blank line."""
+    return f"data: {dumps_line(payload)}{line_end}{line_end}".encode()
+
+
+# --- building blocks ---------------------------------------------------------------------------
+
+
+def error_body(error: GoogleError) -> dict[str, Any]:
+    """``{"error": {"code", "message", "status"}}`` in the real API's key order."""
+    return {"error": {"code": error.code, "message": error.message, "status": error.status}}
+
+
+def text_part(text: str) -> dict[str, Any]:
+    return {"text": text}
+
+
+def function_call_dict(chunk: CallChunk) -> dict[str, Any]:
+    """The call as the Developer API sends it: ``name`` then ``args``, no ``id``."""
+    return {"name": chunk.function_call.name, "args": dict(chunk.function_call.args)}
+
+
+def function_call_part(chunk: CallChunk) -> dict[str, Any]:
+    return {"functionCall": function_call_dict(chunk)}
+
+
+def candidate(parts: list[dict[str, Any]], finish_reason: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"content": {"parts": parts, "role": "model"}}
+    if finish_reason is not None:
+        out["finishReason"] = finish_reason
+    out["index"] = 0
+    return out
+
+
+def usage(prompt_tokens: int, candidate_tokens: int) -> dict[str, int]:
+    out = {"promptTokenCount": prompt_tokens}
+    if candidate_tokens:
+        out["candidatesTokenCount"] = candidate_tokens
+    out["totalTokenCount"] = prompt_tokens + candidate_tokens
+    return out
+
+
+def response(
+    parts: list[dict[str, Any]],
+    *,
+    finish_reason: str | None,
+    prompt_tokens: int,
+    candidate_tokens: int,
+    model_version: str,
+    response_id: str,
+) -> dict[str, Any]:
+    """One ``GenerateContentResponse``."""
+    return {
+        "candidates": [candidate(parts, finish_reason)],
+        "usageMetadata": usage(prompt_tokens, candidate_tokens),
+        "modelVersion": model_version,
+        "responseId": response_id,
+    }
+
+
+def new_response_id() -> str:
+    """22 URL-safe characters, the shape of the real API's ``responseId``."""
+    return secrets.token_urlsafe(16)[:22]
+
+
+def count_tokens(text: str) -> int:
+    """A rough token count (four characters a token), only so usage figures look plausible."""
+    return max(1, math.ceil(len(text) / 4)) if text else 0
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """The ``text`` strings of a Content-shaped value (or the value itself, if a string)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if key == "text" and isinstance(item, str):
+                yield item
+            elif isinstance(item, Mapping | list):
+                yield from _texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+
+
+def prompt_tokens(body: Mapping[str, Any]) -> int:
+    """Estimated ``promptTokenCount`` for a request, from the text of its contents and system
+    instruction."""
+    text = "".join(_texts(body.get("contents"))) + "".join(_texts(body.get("systemInstruction")))
+    return max(1, count_tokens(text))
+
+
+def agent_name(body: Mapping[str, Any]) -> str | None:
+    """The ADK agent's name: ADK writes ``Your internal name is "NAME"`` into the system
+    instruction."""
+    instruction = body.get("systemInstruction", body.get("system_instruction"))
+    for text in _texts(instruction):
+        match = _AGENT_NAME.search(text)
+        if match is not None:
+            return match.group(1)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """A parsed ``/{apiVersion}/models/{model}:{method}`` path."""
+
+    api_version: str
+    model: str
+    method: Method
+
+
+def parse_route(path: str) -> Route | None:
+    """The route for a model path, or ``None`` when the fake does not serve it."""
+    match = _ROUTE.match(path)
+    if match is None:
+        return None
+    method = match.group("method")
+    if method == "streamGenerateContent":
+        return Route(match.group("version"), match.group("model"), "streamGenerateContent")
+    if method == "generateContent":
+        return Route(match.group("version"), match.group("model"), "generateContent")
+    return None
+
+
+def runaway_turn(calls: int) -> ModelTurn:
+    """The plain answer that ends a loop the gateway would not end itself."""
+    return ModelTurn(chunks=(TextChunk(text=RUNAWAY_TEXT.format(n=calls)),), finish_reason="STOP")
+
+
+def unscripted_error(call_number: int) -> GoogleError:
+    return GoogleError(
+        code=500,
+        status="INTERNAL",
+        message=f"streamproof: no scripted model turn left for call {call_number}",
+    )
+
+
+def chunk_delay(turn: ModelTurn, chunk: TextChunk | CallChunk | ErrorChunk) -> float:
+    """Unscaled seconds to wait before ``chunk``: its own ``delay``, else the turn's."""
+    return chunk.delay if chunk.delay is not None else turn.chunk_delay
+
+
+def total_delay(turn: ModelTurn) -> float:
+    """Unscaled seconds a non-streaming answer waits: the sum of the chunk delays. A turn
+    without chunks (an ``http_error``) waits its ``chunk_delay`` once."""
+    if not turn.chunks:
+        return turn.chunk_delay
+    return sum(chunk_delay(turn, c) for c in turn.chunks)
+
+
+# --- whole answers -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEvent:
+    """One ``data:`` event of a streamed answer and what it tells the caller."""
+
+    delay: float
+    """Unscaled seconds to wait before writing it."""
+    payload: dict[str, Any]
+    text: str = ""
+    function_call: dict[str, Any] | None = None
+    finish_reason: str | None = None
+    error: dict[str, Any] | None = None
+
+    def frame(self, line_end: str = "\r\n") -> bytes:
+        return sse_frame(self.payload, line_end)
+
+
+def stream_events(
+    turn: ModelTurn, *, model_version: str, response_id: str, prompt_tokens: int
+) -> list[StreamEvent]:
+    """The events of a streamed answer to ``turn``, one per chunk, in order."""
+    events: list[StreamEvent] = []
+    produced = 0
+    last = len(turn.chunks) - 1
+    for i, chunk in enumerate(turn.chunks):
+        delay = chunk_delay(turn, chunk)
+        if isinstance(chunk, ErrorChunk):
+            body = error_body(chunk.error)
+            events.append(StreamEvent(delay, body, error=body["error"]))
+            continue
+        finish = turn.finish_reason if i == last else None
+        if isinstance(chunk, TextChunk):
+            part = text_part(chunk.text)
+            produced += count_tokens(chunk.text)
+            extra: dict[str, Any] = {"text": chunk.text}
+        else:
+            part = function_call_part(chunk)
+            produced += count_tokens(dumps_line(part))
+            extra = {"function_call": function_call_dict(chunk)}
+        payload = response(
+            [part],
+            finish_reason=finish,
+            prompt_tokens=prompt_tokens,
+            candidate_tokens=produced,
+            model_version=model_version,
+            response_id=response_id,
+        )
+        events.append(StreamEvent(delay, payload, finish_reason=finish, **extra))
+    return events
+
+
+def merged_parts(turn: ModelTurn) -> list[dict[str, Any]]:
+    """The turn's parts as one answer: consecutive text chunks joined, calls kept apart."""
+    parts: list[dict[str, Any]] = []
+    pending: list[str] = []
+    for chunk in turn.chunks:
+        if isinstance(chunk, TextChunk):
+            pending.append(chunk.text)
+            continue
+        if pending:
+            parts.append(text_part("".join(pending)))
+            pending = []
+        if isinstance(chunk, CallChunk):
+            parts.append(function_call_part(chunk))
+    if pending:
+        parts.append(text_part("".join(pending)))
+    return parts
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A whole (non-streaming) answer: an HTTP status and a JSON body."""
+
+    status: int
+    body: dict[str, Any]
+    text: str = ""
+    function_calls: tuple[dict[str, Any], ...] = ()
+    finish_reason: str | None = None
+    error: dict[str, Any] | None = None
+
+    def encoded(self) -> bytes:
+        return dumps_pretty(self.body)
+
+
+def error_answer(error: GoogleError) -> Answer:
+    body = error_body(error)
+    return Answer(error.code, body, error=body["error"])
+
+
+def generate_content_answer(
+    turn: ModelTurn, *, model_version: str, response_id: str, prompt_tokens: int
+) -> Answer:
+    """The answer to ``turn`` on ``:generateContent``: an HTTP error, the mid-stream error as
+    an HTTP error, or one response with every part merged."""
+    if turn.http_error is not None:
+        return error_answer(turn.http_error)
+    if turn.mid_stream_error is not None:
+        return error_answer(turn.mid_stream_error)
+    parts = merged_parts(turn)
+    calls = tuple(function_call_dict(c) for c in turn.chunks if isinstance(c, CallChunk))
+    produced = sum(
+        count_tokens(p["text"]) if "text" in p else count_tokens(dumps_line(p)) for p in parts
+    )
+    body = response(
+        parts,
+        finish_reason=turn.finish_reason,
+        prompt_tokens=prompt_tokens,
+        candidate_tokens=produced,
+        model_version=model_version,
+        response_id=response_id,
+    )
+    return Answer(200, body, text=turn.text, function_calls=calls, finish_reason=turn.finish_reason)
+
+
+def not_found(path: str) -> Answer:
+    return error_answer(
+        GoogleError(code=404, status="NOT_FOUND", message=f"streamproof: no route for {path}")
+    )
+
+
+def invalid_argument(message: str) -> Answer:
+    return error_answer(GoogleError(code=400, status="INVALID_ARGUMENT", message=message))
