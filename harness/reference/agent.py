@@ -1,0 +1,137 @@
+"""The reference gateway's ADK side: the ``support`` agent, its ``lookupOrder`` tool, the runner.
+
+The seed's worked example (``000_08c89244bc50b181``, "Worked example: one tool call, streamed")
+is a support agent with one tool, ``lookupOrder``, asked "Where is order 1042?". DESIGN.md
+("Contracts with the system under test / Gateway") fixes the rest: the agent is named
+``support``, the tool POSTs its arguments as JSON to ``$STREAMPROOF_TOOL_URL/lookupOrder`` and
+returns the JSON answer, and the model is Gemini reached through ``GOOGLE_GEMINI_BASE_URL``
+(google-genai reads that variable itself, so ``Gemini(model=...)`` needs no base URL here).
+
+Everything is real google-adk 2.13: ``LlmAgent``, ``Runner`` and ADK's own SQLite session store,
+so what the gateway streams and what ``/history`` returns is ADK's behaviour, not a model of it.
+The only non-ADK behaviour is the ``persist-partials`` mutant's session service below.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, override
+
+import aiohttp
+from google.adk.agents import LlmAgent
+from google.adk.events import Event
+from google.adk.models import Gemini
+from google.adk.runners import Runner
+from google.adk.sessions import Session
+from google.adk.sessions.sqlite_session_service import SqliteSessionService
+
+APP_NAME = "streamproof"
+AGENT_NAME = "support"
+MODEL_NAME = "gemini-2.5-flash"
+TOOL_NAME = "lookupOrder"
+TOOL_TIMEOUT_S = 10.0
+"""Bound on one tool-service request; a hung tool must not hold a turn forever."""
+
+INSTRUCTION = (
+    "You are a customer-support agent for an online shop. When the user asks about an order, "
+    "call lookupOrder with the order id and answer from its result. Be brief and factual."
+)
+
+
+async def post_tool(tool_url: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """POST ``args`` as JSON to ``{tool_url}/{name}`` and return the JSON answer.
+
+    A failure is returned to the model as ``{"error": ...}`` rather than raised: the agent can
+    then tell the user, and a flaky tool service does not abort the whole run.
+    """
+    url = f"{tool_url.rstrip('/')}/{name}"
+    timeout = aiohttp.ClientTimeout(total=TOOL_TIMEOUT_S)
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=timeout) as http,
+            http.post(url, json=args) as resp,
+        ):
+            body = await resp.text()
+            if resp.status >= 400:
+                return {"error": f"tool service answered HTTP {resp.status}"}
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        return {"error": f"tool service unreachable: {type(exc).__name__}"}
+    try:
+        answer = json.loads(body)
+    except json.JSONDecodeError:
+        return {"error": "tool service answered with invalid JSON"}
+    # ADK wraps a non-dict tool result as {"result": ...}; do the same so the type is honest.
+    return answer if isinstance(answer, dict) else {"result": answer}
+
+
+def make_lookup_order(tool_url: str) -> Callable[[str], Awaitable[dict[str, Any]]]:
+    """Build the ``lookupOrder`` tool bound to the fake tool service at ``tool_url``.
+
+    ADK derives the declared function name and parameter schema from the Python function, so
+    the inner function must be called ``lookupOrder`` and take ``orderId: str``.
+    """
+
+    async def lookupOrder(orderId: str) -> dict[str, Any]:
+        """Look up an order by its id and return its status and delivery estimate.
+
+        Args:
+          orderId: The order number, e.g. "1042".
+        """
+        return await post_tool(tool_url, TOOL_NAME, {"orderId": orderId})
+
+    return lookupOrder
+
+
+def build_agent(tool_url: str) -> LlmAgent:
+    return LlmAgent(
+        name=AGENT_NAME,
+        model=Gemini(model=MODEL_NAME),
+        instruction=INSTRUCTION,
+        tools=[make_lookup_order(tool_url)],
+    )
+
+
+class PartialStoringSessionService(SqliteSessionService):
+    """``persist-partials`` mutant only: a SQLite store that keeps partial events too.
+
+    ADK skips partials twice: the Runner never passes them to ``append_event`` and
+    ``append_event`` returns early on them. The mutant gateway therefore hands partials to this
+    ``append_event`` itself. A Python partial shares its id with the aggregate that follows
+    (research/adk.md 0.3), and events are keyed by id, so the stored copy gets a fresh id. The
+    session's ``update_time`` is left alone, or the Runner's next append would be refused as
+    stale.
+    """
+
+    @override
+    async def append_event(self, session: Session, event: Event) -> Event:
+        if not event.partial:
+            return await super().append_event(session, event)
+        stored = event.model_copy(update={"id": Event.new_id()})
+        async with self._get_db_connection() as db:
+            await db.execute(
+                "INSERT INTO events"
+                " (id, app_name, user_id, session_id, invocation_id, timestamp, event_data)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    stored.id,
+                    session.app_name,
+                    session.user_id,
+                    session.id,
+                    stored.invocation_id,
+                    stored.timestamp,
+                    stored.model_dump_json(exclude_none=True),
+                ),
+            )
+            await db.commit()
+        return event
+
+
+def build_runner(
+    *, tool_url: str, db_path: str, store_partials: bool = False
+) -> tuple[Runner, SqliteSessionService]:
+    """The Runner the gateway drives, on ADK's SQLite session store at ``db_path``."""
+    service_cls = PartialStoringSessionService if store_partials else SqliteSessionService
+    sessions = service_cls(db_path=db_path)
+    runner = Runner(app_name=APP_NAME, agent=build_agent(tool_url), session_service=sessions)
+    return runner, sessions

@@ -1,0 +1,87 @@
+"""The reference gateway's seeded bugs ("mutants"), each one defect from the seed's failure list.
+
+DESIGN.md: every check is proven twice, once by the reference passing it and once by a mutant
+failing it. A mutant is the reference gateway started with ``--bug NAME`` (or
+``STREAMPROOF_BUG=NAME``); it differs from the correct gateway in exactly one place, a small
+``if bug == ...`` hook in ``gateway.py`` or ``agent.py``, so reading the correct path stays easy.
+
+Each entry below names the seed passage it violates (seed ``000_08c89244bc50b181``: "A gateway:
+Event to Server-Sent Events", "Worked example" and "Failure modes"). The registry is plain data
+with no ADK import, so checks and reports can name mutants without loading google-adk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+BUGS: Final[Mapping[str, str]] = {
+    "aggregate-as-delta": (
+        "the non-partial text event is sent as a delta (appended) instead of a message: "
+        "double rendering"
+    ),
+    "tool-call-from-partial": (
+        "a tool_call frame is also sent for partial events that carry function calls"
+    ),
+    "act-on-partial-calls": (
+        "the gateway itself POSTs to the tool service on a function call in a partial event: "
+        "the tool runs twice"
+    ),
+    "leak-tool-payload": "tool_result carries the raw function responses instead of a count",
+    "persist-partials": "partial events are stored in the session too (and show in /history)",
+    "event-id-as-frame-id": "the SSE id is the ADK event id instead of the gateway's own counter",
+    "reused-frame-ids": (
+        "the frame counter advances per ADK event, not per frame (message+tool_call share an id)"
+    ),
+    "no-terminal-frame": "never sends done nor the run-failure error frame; the body just ends",
+    "no-llm-budget": "max_llm_calls is left at ADK's default of 500 (a runaway loop runs on)",
+    "swallow-error-event": "events with an error code are handled as if they had none",
+    "no-auth": "any token, or none, is accepted, everyone as user alice",
+    "shared-history": "the history endpoint ignores who asks: any valid user reads any session",
+}
+"""Mutant name -> one-line description of its single defect."""
+
+
+INTENDED: Final[Mapping[str, str]] = {
+    "aggregate-as-delta": "GW-NO-DOUBLE-RENDER",
+    "tool-call-from-partial": "GW-TOOL-CALL-FROM-AGGREGATE",
+    "act-on-partial-calls": "GW-TOOL-ONCE",
+    "leak-tool-payload": "GW-NO-TOOL-LEAK",
+    "persist-partials": "GW-PERSIST-AGGREGATES",
+    "event-id-as-frame-id": "GW-FRAME-ID-COUNTER",
+    "reused-frame-ids": "GW-FRAME-ID-FRESH",
+    "no-terminal-frame": "GW-STREAM-TERMINAL",
+    "no-llm-budget": "GW-LLM-BUDGET",
+    "swallow-error-event": "GW-ERROR-EVENT",
+    "no-auth": "GW-AUTH",
+    "shared-history": "GW-HISTORY-ISOLATION",
+}
+"""Mutant name -> the requirement that must catch it (the mutant matrix reads this)."""
+
+
+class UnknownBugError(ValueError):
+    """A ``--bug`` / ``STREAMPROOF_BUG`` value that names no mutant."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown bug {name!r}; valid bugs: {', '.join(BUGS)}")
+        self.name = name
+
+
+def bug_names() -> list[str]:
+    """The mutant names, in registry order."""
+    return list(BUGS)
+
+
+def check_bug(name: str | None) -> str | None:
+    """Return ``name`` if it is a known mutant (``None`` or empty means the correct gateway)."""
+    if not name:
+        return None
+    if name not in BUGS:
+        raise UnknownBugError(name)
+    return name
+
+
+def describe_bugs() -> str:
+    """The ``--list-bugs`` text: one ``name  description`` line per mutant."""
+    width = max(len(name) for name in BUGS)
+    return "\n".join(f"{name:<{width}}  {text}" for name, text in BUGS.items())
