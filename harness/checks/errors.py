@@ -1,0 +1,131 @@
+"""Checks on failures: error events and failed runs both reach the browser as ``error`` frames.
+
+Seed ``000_08c89244bc50b181``: the controller's ``send`` turns an event with ``errorCode()``
+into ``error`` ("Errors that are events. A model error can arrive as an event with
+errorCode() set while the Flowable completes normally. Check the field; do not rely only on
+onError."), and its ``onError`` handler sends ``error`` too. So ``error`` then ``done`` (an
+error event on a run that completes) and two ``error`` frames (an error event, then the
+exception: what Python ADK does on a model error) are both correct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.checks.frames import from_violations, label, no_stream_skip, sequence
+from harness.observation import GatewayObservation, ModelCall
+from harness.requirements import judge
+from harness.verdicts import Verdict
+
+__all__ = ["error_event_verdicts", "error_frame_verdicts"]
+
+ABORTED = "INVOCATION_ABORTED"
+"""The error code ADK Python stores when the client disconnects: a record, not a run error."""
+
+
+def _error_code(event: Mapping[str, Any]) -> str | None:
+    code = event.get("errorCode", event.get("error_code"))
+    return str(code) if code else None
+
+
+def _error_event_reasons(obs: GatewayObservation) -> list[str]:
+    """Why this run must have produced an ADK event with an error code (empty: it need not)."""
+    reasons = [
+        f"model call #{c.index} ended with finishReason {c.finish_reason_sent} (ADK gives that "
+        f"aggregate errorCode {c.finish_reason_sent})"
+        for c in obs.model_calls
+        if c.completed and c.finish_reason_sent not in (None, "STOP")
+    ]
+    for i, event in enumerate(obs.history or ()):
+        code = _error_code(event)
+        if code and code != ABORTED and event.get("partial") is not True:
+            reasons.append(f"the session stored event #{i} with errorCode {code}")
+    return reasons
+
+
+def error_event_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """An event with an error code becomes an ``error`` frame, even when the run completes."""
+    rid = "GW-ERROR-EVENT"
+    if (skipped := no_stream_skip(obs, rid)) is not None:
+        return skipped
+    reasons = _error_event_reasons(obs)
+    if not reasons:
+        return [judge(rid, True, "no error event in this run")]
+    has_error = any(f.event == "error" for f in obs.frames)
+    problems = [] if has_error else [f"{reasons[0]}, but the stream has no error frame"]
+    return [
+        from_violations(
+            rid,
+            problems,
+            rule="an ADK event with an error code must become an error frame, even when the run "
+            "then completes normally (error, then done)",
+            ok=f"error frame sent for the error event: {reasons[0]}",
+            expected="an error frame",
+            observed=sequence(obs.frames),
+        )
+    ]
+
+
+def _retried(call: ModelCall, calls: Sequence[ModelCall]) -> bool:
+    """A later call resent the very same request: the model client retried (java-genai retries
+    5xx answers), so this failure did not end the run by itself."""
+    return bool(call.body) and any(
+        c.index > call.index and c.agent == call.agent and c.body == call.body for c in calls
+    )
+
+
+def _run_failure_reasons(obs: GatewayObservation) -> list[str]:
+    """Why this run failed (empty: it did not)."""
+    reasons: list[str] = []
+    for c in obs.model_calls:
+        if _retried(c, obs.model_calls):
+            continue
+        if c.status >= 400 and (c.completed or c.error_sent is not None):
+            reasons.append(f"model call #{c.index} answered HTTP {c.status}")
+        elif c.error_sent is not None:
+            status = c.error_sent.get("status") or c.error_sent.get("code") or "an error"
+            reasons.append(f"model call #{c.index} failed mid-stream with {status}")
+    if obs.response.end == "error" and not any(f.event == "done" for f in obs.frames):
+        detail = f": {obs.response.error}" if obs.response.error else ""
+        reasons.append(f"the response broke off{detail}")
+    return reasons
+
+
+def error_frame_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """A failed run ends with an ``error`` frame, never a hang or a bare ``done``.
+
+    The seed's ``onError``: ``frame(emitter, seq.incrementAndGet(), "error",
+    "{\\"retryable\\":true}"); emitter.complete();``. A model error (an HTTP error status, or an
+    error in the middle of the stream) fails the run unless the model client retried it.
+    """
+    rid = "GW-ERROR-FRAME"
+    if (skipped := no_stream_skip(obs, rid)) is not None:
+        return skipped
+    reasons = _run_failure_reasons(obs)
+    if not reasons:
+        return [judge(rid, True, "the run did not fail")]
+    problems: list[str] = []
+    error = next((f for f in obs.frames if f.event == "error"), None)
+    done = next((f for f in obs.frames if f.event == "done"), None)
+    if error is None:
+        bare = " (a bare done)" if done is not None else ""
+        problems.append(f"{reasons[0]}, but the stream has no error frame{bare}")
+    elif done is not None and done.index < error.index:
+        problems.append(f"{reasons[0]}, but {label(done)} came before the first error frame")
+    if obs.response.end == "timeout":
+        problems.append(
+            f"{reasons[0]}, and the stream was still open after {obs.limits.run_timeout:g}s "
+            "(it hung)"
+        )
+    return [
+        from_violations(
+            rid,
+            problems,
+            rule="a run that fails must end with an error frame (done may follow it), never a "
+            "hang or a bare done",
+            ok=f"the failure reached the browser as an error frame: {reasons[0]}",
+            expected="... error  (or ... error done)",
+            observed=f"{sequence(obs.frames)}; end {obs.response.end}",
+        )
+    ]

@@ -1,0 +1,499 @@
+"""Checks on the frame stream itself: the response, each frame's type and shape, ids, the end.
+
+Seed ``000_08c89244bc50b181``, "A gateway: Event to Server-Sent Events": the controller answers
+``produces = MediaType.TEXT_EVENT_STREAM_VALUE``, sends every frame as
+``SseEmitter.event().id(Long.toString(n)).name(type).data(json)`` with ``n`` from its own
+``AtomicLong seq``, and ends the stream with ``done`` (the Flowable completed) or ``error`` (it
+failed). "Frames are typed by event kind, so the browser never has to inspect model internals."
+
+The small helpers at the top (stream presence, frame labels, whitespace folding, the compact
+sequence) are shared by the other check modules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from harness.checks.reducer import replay
+from harness.observation import Frame, GatewayObservation
+from harness.patterns import matches
+from harness.requirements import judge, skip
+from harness.verdicts import Verdict
+
+__all__ = [
+    "FRAME_TYPES",
+    "frame_id_counter_verdicts",
+    "frame_id_fresh_verdicts",
+    "frame_sequence_verdicts",
+    "frame_type_verdicts",
+    "sse_response_verdicts",
+    "stream_terminal_verdicts",
+]
+
+FRAME_TYPES = ("delta", "message", "tool_call", "tool_result", "error", "done")
+TERMINAL = ("done", "error")
+MAX_LISTED = 3
+"""A failing verdict lists this many violations, then counts the rest."""
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+
+# --- shared helpers ----------------------------------------------------------------------------
+
+
+def squash(text: str) -> str:
+    """``text`` with all whitespace removed.
+
+    The seed: the settled text "may differ from the concatenated deltas in whitespace or chunk
+    boundaries", so text comparisons between deltas, messages and the model use this form.
+    """
+    return "".join(text.split())
+
+
+def short(text: str, limit: int = 60) -> str:
+    """A quoted, shortened rendering of ``text`` for messages."""
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return repr(text)
+
+
+def label(frame: Frame) -> str:
+    """``frame #3 (event:delta id:4)``: how messages name a frame."""
+    ident = f" id:{frame.id}" if frame.id else ""
+    return f"frame #{frame.index} (event:{frame.event}{ident})"
+
+
+def payload_dict(frame: Frame) -> dict[str, Any] | None:
+    """The frame's data as a JSON object, or ``None`` when it is not one."""
+    value = frame.payload()
+    return value if isinstance(value, dict) else None
+
+
+TIMES = "\u00d7"
+"""The multiplication sign of ``delta×3``."""  # noqa: RUF001
+
+
+def compress(tokens: Sequence[str], sep: str = " ", limit: int = 24) -> str:
+    """``tokens`` joined by ``sep`` with repeats counted: ``delta×3``, and a repeated group of
+    up to four tokens as ``(tool_call tool_result)×20``; at most ``limit`` items are shown."""  # noqa: RUF002
+    items: list[str] = []
+    i = 0
+    while i < len(tokens):
+        best_period, best_count = 1, 1
+        for period in range(1, 5):
+            unit = list(tokens[i : i + period])
+            if len(unit) < period:
+                break
+            count = 1
+            while list(tokens[i + count * period : i + (count + 1) * period]) == unit:
+                count += 1
+            if count > 1 and count * period > best_count * best_period:
+                best_period, best_count = period, count
+        unit = list(tokens[i : i + best_period])
+        text = unit[0] if best_period == 1 else f"({sep.join(unit)})"
+        items.append(text if best_count == 1 else f"{text}{TIMES}{best_count}")
+        i += best_period * best_count
+    if len(items) > limit:
+        half = limit // 2
+        items = [*items[:half], f"… {len(items) - 2 * half} more …", *items[-half:]]
+    return sep.join(items)
+
+
+def sequence(frames: Sequence[Frame]) -> str:
+    """The event names, compressed by :func:`compress`; ``(no frames)`` for none."""
+    return compress([f.event for f in frames]) or "(no frames)"
+
+
+def _stream_problems(obs: GatewayObservation) -> list[str]:
+    response = obs.response
+    problems: list[str] = []
+    if response.end == "refused":
+        detail = f": {response.error}" if response.error else ""
+        return [f"the chat request got no connection at all{detail}"]
+    if response.status != 200:
+        problems.append(f"status {response.status}, not 200")
+    media_type = (response.content_type or "").split(";")[0].strip().lower()
+    if media_type != "text/event-stream":
+        problems.append(f"Content-Type {response.content_type!r}, not text/event-stream")
+    if response.end == "not-sse" and not problems:
+        problems.append("the body did not parse as Server-Sent Events")
+    if problems and response.body_excerpt:
+        problems.append(f"the body began {short(response.body_excerpt, 120)}")
+    return problems
+
+
+def has_event_stream(obs: GatewayObservation) -> bool:
+    """Whether the chat response was an event stream at all (GW-SSE-RESPONSE passed)."""
+    return not _stream_problems(obs)
+
+
+def no_stream_skip(obs: GatewayObservation, requirement_id: str) -> list[Verdict] | None:
+    """``[SKIP]`` when there is no event stream to judge, else ``None``.
+
+    When GW-SSE-RESPONSE fails, every frame-based check says so once instead of piling up
+    failures that all have the same cause.
+    """
+    if has_event_stream(obs):
+        return None
+    return [skip(requirement_id, "not judged: no event stream (see GW-SSE-RESPONSE)")]
+
+
+def from_violations(
+    requirement_id: str,
+    violations: Sequence[str],
+    *,
+    rule: str,
+    ok: str,
+    expected: Any = None,
+    observed: Any = None,
+) -> Verdict:
+    """One verdict: PASS with ``ok``, or FAIL / NON-STRICT listing the first violations.
+
+    A failing message starts with the requirement id, then what was seen, then the rule.
+    """
+    if not violations:
+        return judge(requirement_id, True, ok, expected=expected, observed=observed)
+    listed = "; ".join(violations[:MAX_LISTED])
+    more = len(violations) - MAX_LISTED
+    if more > 0:
+        listed += f"; and {more} more"
+    return judge(
+        requirement_id,
+        False,
+        f"{requirement_id}: {listed}. Rule: {rule}",
+        expected=expected,
+        observed=observed,
+    )
+
+
+def last_event(obs: GatewayObservation) -> str | None:
+    return obs.frames[-1].event if obs.frames else None
+
+
+def ended_with_done(obs: GatewayObservation) -> bool:
+    """The stream's last frame is ``done``: the run completed (the Flowable's onComplete)."""
+    return last_event(obs) == "done"
+
+
+def ended_with_terminal_frame(obs: GatewayObservation) -> bool:
+    return obs.response.end == "clean" and last_event(obs) in TERMINAL
+
+
+def terminal_error_frame(obs: GatewayObservation) -> Frame | None:
+    """The ``error`` frame that ended the stream: the first error frame after which only
+    ``error`` or ``done`` frames follow (``None`` when the stream did not end in error)."""
+    found: Frame | None = None
+    for frame in reversed(obs.frames):
+        if frame.event == "error":
+            found = frame
+        elif frame.event != "done":
+            break
+    return found
+
+
+# --- GW-SSE-RESPONSE ---------------------------------------------------------------------------
+
+
+def sse_response_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """The seed's endpoint is ``produces = MediaType.TEXT_EVENT_STREAM_VALUE``: a 200
+    ``text/event-stream`` response (parameters such as ``charset`` allowed)."""
+    response = obs.response
+    observed = f"status {response.status}, Content-Type {response.content_type}, end {response.end}"
+    return [
+        from_violations(
+            "GW-SSE-RESPONSE",
+            _stream_problems(obs),
+            rule="the chat endpoint must answer 200 with Content-Type text/event-stream and a "
+            "body of Server-Sent Events",
+            ok="200 text/event-stream",
+            expected="status 200, Content-Type text/event-stream",
+            observed=observed,
+        )
+    ]
+
+
+# --- GW-FRAME-TYPES ----------------------------------------------------------------------------
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+
+
+def _shape_problem(frame: Frame) -> str | None:
+    """What is wrong with one frame's type or payload, or ``None``."""
+    if frame.event not in FRAME_TYPES:
+        return f"{label(frame)} has an unknown type {frame.event!r}"
+    d = payload_dict(frame)
+    if d is None:
+        return f"{label(frame)} data is not a JSON object: {short(frame.data)}"
+    wrong: list[str] = []
+    if frame.event in ("delta", "message"):
+        wrong += [
+            f"{k!r} is not a string" for k in ("author", "text") if not isinstance(d.get(k), str)
+        ]
+    if frame.event == "message" and not isinstance(d.get("final"), bool):
+        wrong.append("'final' is not true/false")
+    if frame.event == "tool_call" and not _is_str_list(d.get("names")):
+        wrong.append("'names' is not a non-empty list of strings")
+    if frame.event == "tool_result":
+        count = d.get("count")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            wrong.append("'count' is not an integer >= 1")
+    if frame.event == "error":
+        if "code" in d and not isinstance(d["code"], str):
+            wrong.append("'code' is not a string")
+        if "retryable" in d and not isinstance(d["retryable"], bool):
+            wrong.append("'retryable' is not true/false")
+    if wrong:
+        return f"{label(frame)} {short(frame.data, 80)}: {', '.join(wrong)}"
+    return None
+
+
+def frame_type_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """Each frame is one of the seed's six types with that type's payload.
+
+    Shapes from the controller: ``delta {author, text}``, ``message {author, id?, text,
+    final}``, ``tool_call {names}``, ``tool_result {count}``, ``error {code?, retryable?}``,
+    ``done {}``. Extra keys are allowed (a client reads only what it needs).
+    """
+    if (skipped := no_stream_skip(obs, "GW-FRAME-TYPES")) is not None:
+        return skipped
+    problems = [p for f in obs.frames if (p := _shape_problem(f)) is not None]
+    return [
+        from_violations(
+            "GW-FRAME-TYPES",
+            problems,
+            rule="every frame's event is one of delta, message, tool_call, tool_result, error, "
+            "done, and its data is a JSON object: delta {author: string, text: string}, message "
+            "{author: string, text: string, final: boolean}, tool_call {names: [string, ...]}, "
+            "tool_result {count: integer >= 1}, error {code?: string, retryable?: boolean}, "
+            "done {}",
+            ok=f"{len(obs.frames)} frame(s), all typed with valid payloads",
+            observed=sequence(obs.frames),
+        )
+    ]
+
+
+# --- GW-FRAME-ID-COUNTER and GW-FRAME-ID-FRESH ------------------------------------------------
+
+
+def _int_id(frame: Frame) -> int | None:
+    return int(frame.id) if frame.id.isascii() and frame.id.isdigit() else None
+
+
+def frame_id_counter_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """Every frame carries the gateway's own counter as its SSE id.
+
+    The seed: "the sequence id is the gateway's own counter, because nothing in the event
+    contract promises ids suited to SSE Last-Event-ID resumption". The controller numbers per
+    ADK event, so a ``message`` and the ``tool_call`` of one event share an id, and an event
+    that yields no frame leaves a gap: ids must never go backwards, but may repeat or skip.
+    """
+    if (skipped := no_stream_skip(obs, "GW-FRAME-ID-COUNTER")) is not None:
+        return skipped
+    stored_ids = {
+        e["id"]: i
+        for i, e in enumerate(obs.history or ())
+        if isinstance(e.get("id"), str) and e["id"]
+    }
+    problems: list[str] = []
+    previous: Frame | None = None
+    for frame in obs.frames:
+        if not frame.id_line:
+            inherited = f" (the browser keeps the previous id {frame.id!r})" if frame.id else ""
+            problems.append(f"{label(frame)} has no id: line of its own{inherited}")
+            continue
+        if frame.id in stored_ids:
+            problems.append(
+                f"{label(frame)} uses the id of stored ADK event #{stored_ids[frame.id]}, not "
+                "the gateway's own counter"
+            )
+            continue
+        if _UUID.fullmatch(frame.id):
+            problems.append(f"{label(frame)} id {frame.id!r} looks like an ADK event id")
+            continue
+        number = _int_id(frame)
+        if number is None:
+            problems.append(f"{label(frame)} id {frame.id!r} is not a decimal integer")
+            continue
+        if previous is not None and number < int(previous.id):
+            problems.append(f"{label(frame)} goes backwards after id {previous.id}")
+        previous = frame
+    return [
+        from_violations(
+            "GW-FRAME-ID-COUNTER",
+            problems,
+            rule="every frame has its own id: line holding the gateway's counter, a decimal "
+            "integer that never decreases along the stream and is never an ADK event id",
+            ok=f"{len(obs.frames)} frame id(s) from the gateway's own counter",
+            expected="id: 1, 2, 3, ... (never decreasing)",
+            observed=" ".join(f.id or "-" for f in obs.frames) or "(no frames)",
+        )
+    ]
+
+
+def frame_id_fresh_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """SHOULD: a fresh id per frame. The seed's own controller shares one id between the
+    ``message`` and ``tool_call`` of an event, so this is a SHOULD, never the MUST."""
+    if (skipped := no_stream_skip(obs, "GW-FRAME-ID-FRESH")) is not None:
+        return skipped
+    sharing: dict[str, list[Frame]] = {}
+    for frame in obs.frames:
+        if frame.id:
+            sharing.setdefault(frame.id, []).append(frame)
+    problems: list[str] = []
+    previous: int | None = None
+    for frame in obs.frames:
+        if not frame.id:
+            problems.append(f"{label(frame)} carries no id")
+            continue
+        group = sharing[frame.id]
+        number = _int_id(frame)
+        if len(group) > 1 and frame is group[1]:
+            frames_ = ", ".join(f"#{f.index} ({f.event})" for f in group)
+            problems.append(
+                f"frames {frames_} share id {frame.id}: a browser that reconnects with "
+                f"Last-Event-ID: {frame.id} cannot tell which of them it saw"
+            )
+        elif frame is group[0] and number is not None and previous is not None:
+            if number <= previous:
+                problems.append(f"{label(frame)} is not above the previous id {previous}")
+        if number is not None:
+            previous = number
+    return [
+        from_violations(
+            "GW-FRAME-ID-FRESH",
+            problems,
+            rule="each frame should get a fresh id, so ids strictly increase along the stream",
+            ok="every frame has a fresh, strictly increasing id",
+            observed=" ".join(f.id or "-" for f in obs.frames) or "(no frames)",
+        )
+    ]
+
+
+# --- GW-STREAM-TERMINAL ------------------------------------------------------------------------
+
+
+def stream_terminal_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """The stream ends with ``done`` or ``error``, nothing follows ``done``, no draft is left.
+
+    The seed's controller sends ``done`` on completion and ``error`` on failure and then calls
+    ``emitter.complete()``; "Clearing the draft on errors and on completion matters for the
+    other common bug: a half-rendered sentence that stays on screen after the run failed."
+    ``error`` then ``done`` (an error event on a run that completes) and two ``error`` frames
+    (an error event followed by an exception) are both what the seed's controller sends.
+    """
+    if (skipped := no_stream_skip(obs, "GW-STREAM-TERMINAL")) is not None:
+        return skipped
+    response = obs.response
+    problems: list[str] = []
+    if response.end == "timeout":
+        problems.append(
+            f"the stream was still open after {obs.limits.run_timeout:g}s: the gateway never "
+            "ended it"
+        )
+    elif response.end == "error":
+        detail = f" ({response.error})" if response.error else ""
+        problems.append(f"the connection broke before the stream ended{detail}")
+    frames = obs.frames
+    if not frames:
+        problems.append("the stream carried no frame at all")
+    else:
+        last = frames[-1]
+        if last.event not in TERMINAL:
+            problems.append(f"the last frame is {label(last)}, not done or error")
+        done = next((f for f in frames if f.event == "done"), None)
+        if done is not None:
+            after = [f for f in frames if f.index > done.index]
+            if after:
+                problems.append(f"{label(after[0])} follows {label(done)}")
+        draft = replay(frames)[-1].draft
+        if draft is not None:
+            problems.append(f"a draft from {draft.author!r} is left on screen: {short(draft.text)}")
+    return [
+        from_violations(
+            "GW-STREAM-TERMINAL",
+            problems,
+            rule="the stream must end (cleanly) with a done or error frame, nothing may follow "
+            "done, and the seed's reducer must end with no draft on screen",
+            ok=f"the stream ended with {last_event(obs)}",
+            expected="... done  (or ... error)",
+            observed=f"{sequence(frames)}; end {response.end}",
+        )
+    ]
+
+
+# --- GW-FRAME-SEQUENCE -------------------------------------------------------------------------
+
+
+def _error_coded_tool_steps(obs: GatewayObservation) -> bool:
+    """Whether a completed model call carried function calls *and* a non-STOP finish reason.
+
+    ADK then puts an ``errorCode`` on the function-call aggregate, and the seed's ``send`` checks
+    the error code first: that event becomes an ``error`` frame, not a ``tool_call``, while the
+    tools still run and their response event still becomes a ``tool_result``.
+    """
+    return any(
+        c.completed
+        and c.error_sent is None
+        and c.function_calls_sent
+        and c.finish_reason_sent not in (None, "STOP")
+        for c in obs.model_calls
+    )
+
+
+def _tool_result_problems(obs: GatewayObservation) -> list[str]:
+    problems: list[str] = []
+    pending = 0
+    unbounded = False  # an error frame may stand for an error-coded function-call aggregate
+    error_coded = _error_coded_tool_steps(obs)
+    for frame in obs.frames:
+        d = payload_dict(frame) or {}
+        if frame.event == "tool_call":
+            names = d.get("names")
+            pending += len(names) if isinstance(names, list) and names else 1
+        elif frame.event == "error" and error_coded:
+            unbounded = True
+        elif frame.event == "tool_result":
+            count = d.get("count")
+            answered = count if isinstance(count, int) and not isinstance(count, bool) else 1
+            answered = max(answered, 1)
+            if unbounded:
+                continue
+            if answered > pending:
+                what = "no tool_call" if pending == 0 else f"only {pending} unanswered call(s)"
+                problems.append(f"{label(frame)} answers {answered} call(s) but {what} came first")
+                pending = 0
+            else:
+                pending -= answered
+    return problems
+
+
+def frame_sequence_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """The frame order: the scenario's expected pattern, and tool_result after its tool_call.
+
+    The worked example: ``tool_call``, ``tool_result``, three ``delta``, ``message``, ``done``. The
+    only order rule that holds for every run is that a tool result answers a call shown before
+    it (ADK runs tools only from the aggregated function-call event).
+    """
+    if (skipped := no_stream_skip(obs, "GW-FRAME-SEQUENCE")) is not None:
+        return skipped
+    names = [f.event for f in obs.frames]
+    problems: list[str] = []
+    pattern = obs.expect.frames
+    if pattern is not None and not matches(pattern, names):
+        problems.append(f"the frames {sequence(obs.frames)} do not match the expected {pattern!r}")
+    problems += _tool_result_problems(obs)
+    return [
+        from_violations(
+            "GW-FRAME-SEQUENCE",
+            problems,
+            rule="every tool_result follows a tool_call it answers"
+            + (f", and the frame types match {pattern!r}" if pattern else ""),
+            ok=f"frame order {sequence(obs.frames)}",
+            expected=pattern,
+            observed=sequence(obs.frames),
+        )
+    ]

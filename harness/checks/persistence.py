@@ -1,0 +1,188 @@
+"""Checks on the stored session: aggregates only, and the stored text is what was said.
+
+Seed ``000_08c89244bc50b181``, "Inside SSE mode": "Partial events are emitted to the caller but
+not passed to sessionService.appendEvent; non-partial events are appended. [...] the session
+history contains the aggregate, never the chunks." The worked example: "The session now holds
+the user message, the function-call event, the function-response event and the final text
+event, and none of the three deltas. [...] frame 6 is what was said."
+
+``obs.history`` holds the stored ADK events as JSON objects, camelCase as ADK dumps them by
+alias (``content.parts[].text / functionCall / functionResponse``, ``partial``, ``errorCode``,
+``author``, ``id``); the snake_case spellings are read too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from harness.checks.frames import (
+    compress,
+    from_violations,
+    label,
+    no_stream_skip,
+    payload_dict,
+    short,
+    squash,
+)
+from harness.observation import GatewayObservation
+from harness.requirements import skip
+from harness.verdicts import Verdict
+
+__all__ = [
+    "event_text",
+    "history_kind",
+    "history_kinds",
+    "persist_aggregates_verdicts",
+    "persist_matches_message_verdicts",
+]
+
+
+def _parts(event: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    content = event.get("content")
+    parts = content.get("parts") if isinstance(content, Mapping) else None
+    return [p for p in parts if isinstance(p, Mapping)] if isinstance(parts, list) else []
+
+
+def _has(parts: Iterable[Mapping[str, Any]], *keys: str) -> bool:
+    return any(part.get(key) for part in parts for key in keys)
+
+
+def event_text(event: Mapping[str, Any]) -> str:
+    """The event's text parts joined, as the seed's ``send`` computes a frame's text."""
+    return "".join(p["text"] for p in _parts(event) if isinstance(p.get("text"), str))
+
+
+def history_kind(event: Mapping[str, Any]) -> str | None:
+    """``user``, ``function_call``, ``function_response``, ``error``, ``text`` or ``None``.
+
+    In that order of precedence: a model event with text and a function call is a
+    ``function_call`` (the worked example's "function-call event"); an error event that kept its
+    text (``MAX_TOKENS``) is an ``error``. An event with none of these is not classified.
+    """
+    if event.get("author") == "user":
+        return "user"
+    parts = _parts(event)
+    if _has(parts, "functionCall", "function_call"):
+        return "function_call"
+    if _has(parts, "functionResponse", "function_response"):
+        return "function_response"
+    if event.get("errorCode") or event.get("error_code"):
+        return "error"
+    if event_text(event):
+        return "text"
+    return None
+
+
+def history_kinds(events: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The kinds of the stored events, in order, skipping events of no kind."""
+    return [kind for event in events if (kind := history_kind(event)) is not None]
+
+
+def _describe(i: int, event: Mapping[str, Any]) -> str:
+    kind = history_kind(event) or "event"
+    text = event_text(event)
+    said = f" {short(text, 40)}" if text else ""
+    return f"stored event #{i} ({kind} by {event.get('author')!r}{said})"
+
+
+def _kinds(kinds: Sequence[str]) -> str:
+    return compress(kinds, sep=", ")
+
+
+def persist_aggregates_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """The session stores the aggregates, never a partial chunk.
+
+    Stored error events are legitimate records (Python ADK stores the error event of a model
+    error, and ``errorCode: INVOCATION_ABORTED`` after a client disconnect).
+    """
+    rid = "GW-PERSIST-AGGREGATES"
+    if obs.history is None:
+        return [skip(rid, "the target declares no history endpoint")]
+    rule = (
+        "the session stores the user message and aggregated events only (function call, function "
+        "response, final text, error events), never a partial chunk"
+    )
+    if obs.history_error:
+        return [
+            from_violations(
+                rid,
+                [f"the history could not be read: {obs.history_error}"],
+                rule=rule,
+                ok="",
+            )
+        ]
+    problems: list[str] = []
+    kinds = history_kinds(obs.history)
+    wanted = obs.expect.history
+    if wanted is not None and kinds != list(wanted):
+        problems.append(f"the session holds [{_kinds(kinds)}], expected [{_kinds(wanted)}]")
+    problems += [
+        f"{_describe(i, e)} is a partial chunk (partial: true)"
+        for i, e in enumerate(obs.history)
+        if e.get("partial") is True
+    ]
+    return [
+        from_violations(
+            rid,
+            problems,
+            rule=rule,
+            ok=f"{len(obs.history)} stored event(s), no partial chunk: [{_kinds(kinds)}]",
+            expected=f"[{_kinds(wanted)}]" if wanted is not None else "no partial events",
+            observed=f"[{_kinds(kinds)}]",
+        )
+    ]
+
+
+def persist_matches_message_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """Each ``message`` frame's text is exactly the text of a stored event by its author.
+
+    No whitespace folding here: the message is the aggregate and the aggregate is what is
+    stored ("Never treat client-side accumulated deltas as the record").
+    """
+    rid = "GW-PERSIST-MATCHES-MESSAGE"
+    if obs.history is None:
+        return [skip(rid, "the target declares no history endpoint")]
+    if obs.history_error:
+        return [skip(rid, "not judged: the history could not be read (see GW-PERSIST-AGGREGATES)")]
+    if (skipped := no_stream_skip(obs, rid)) is not None:
+        return skipped
+    stored: dict[str, list[str]] = {}
+    for event in obs.history:
+        author = event.get("author")
+        if isinstance(author, str):
+            stored.setdefault(author, []).append(event_text(event))
+    problems: list[str] = []
+    checked = 0
+    for frame in obs.frames:
+        d = payload_dict(frame)
+        if frame.event != "message" or d is None:
+            continue
+        author, text = d.get("author"), d.get("text")
+        if not isinstance(author, str) or not isinstance(text, str):
+            continue
+        checked += 1
+        texts = stored.get(author, [])
+        if text in texts:
+            continue
+        near = next((t for t in texts if t and squash(t) == squash(text)), None)
+        hint = (
+            f"; the stored text {short(near)} differs only in whitespace: the message was not "
+            "the aggregate"
+            if near is not None
+            else ""
+        )
+        problems.append(
+            f"{label(frame)} says {short(text)} but no stored event by {author!r} holds exactly "
+            f"that text{hint}"
+        )
+    return [
+        from_violations(
+            rid,
+            problems,
+            rule="the text of every message frame must equal, exactly, the text of a stored "
+            "event by the same author: the message is the aggregate, and the aggregate is the "
+            "record",
+            ok=f"{checked} message frame(s), each stored verbatim",
+        )
+    ]

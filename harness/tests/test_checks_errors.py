@@ -1,0 +1,201 @@
+"""GW-ERROR-EVENT and GW-ERROR-FRAME."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from harness.checks.errors import error_event_verdicts, error_frame_verdicts
+from harness.observation import ChatResponse, GatewayObservation
+from harness.tests.gateway_observations import (
+    DONE,
+    LEGITIMATE,
+    assert_fails,
+    assert_passes,
+    assert_skips,
+    delta,
+    error,
+    error_event,
+    error_then_done,
+    error_twice,
+    frames,
+    http_error_twice,
+    model_call,
+    observation,
+    text_event,
+    user_event,
+    worked_example,
+)
+
+OVERLOADED = {"code": 503, "status": "UNAVAILABLE", "message": "The model is overloaded."}
+
+
+@pytest.mark.parametrize("name", sorted(LEGITIMATE))
+def test_legitimate_variants_pass(name: str) -> None:
+    obs = LEGITIMATE[name]()
+    assert_passes(error_event_verdicts(obs), "GW-ERROR-EVENT")
+    assert_passes(error_frame_verdicts(obs), "GW-ERROR-FRAME")
+
+
+def test_messages_of_runs_without_errors() -> None:
+    assert error_event_verdicts(worked_example())[0].message == "no error event in this run"
+    assert error_frame_verdicts(worked_example())[0].message == "the run did not fail"
+
+
+# --- GW-ERROR-EVENT ----------------------------------------------------------------------------
+
+
+def test_error_then_done_passes() -> None:
+    verdict = assert_passes(error_event_verdicts(error_then_done()), "GW-ERROR-EVENT")
+    assert "finishReason MAX_TOKENS" in verdict.message
+
+
+def test_an_error_event_handled_as_a_plain_event_fails() -> None:
+    # The "swallow-error-event" bug: the MAX_TOKENS aggregate became a message, then done.
+    cut = "Order 1042 shipped on 30 September and"
+    obs = error_then_done().model_copy(
+        update={
+            "frames": frames(
+                delta(cut), ("message", {"author": "support", "text": cut, "final": True}), DONE
+            )
+        }
+    )
+    assert_fails(
+        error_event_verdicts(obs),
+        "GW-ERROR-EVENT",
+        "model call #0 ended with finishReason MAX_TOKENS (ADK gives that aggregate errorCode "
+        "MAX_TOKENS), but the stream has no error frame",
+        "even when the run then completes normally",
+    )
+
+
+def test_a_stored_error_event_requires_an_error_frame() -> None:
+    obs = worked_example(history=(user_event(), error_event("SAFETY")), frames=frames(DONE))
+    assert_fails(
+        error_event_verdicts(obs),
+        "GW-ERROR-EVENT",
+        "the session stored event #1 with errorCode SAFETY, but the stream has no error frame",
+    )
+
+
+def test_an_aborted_invocation_in_history_is_a_record_not_an_error() -> None:
+    obs = worked_example(history=(error_event("INVOCATION_ABORTED"), user_event(), text_event()))
+    assert_passes(error_event_verdicts(obs), "GW-ERROR-EVENT")
+
+
+# --- GW-ERROR-FRAME ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("build", [error_twice, http_error_twice])
+def test_error_twice_passes(build: Callable[[], GatewayObservation]) -> None:
+    verdict = assert_passes(error_frame_verdicts(build()), "GW-ERROR-FRAME")
+    assert "model call #0" in verdict.message
+
+
+def test_error_then_done_after_a_model_failure_passes() -> None:
+    obs = error_twice().model_copy(
+        update={"frames": frames(delta("Order 1042 "), error(code="UNAVAILABLE"), DONE)}
+    )
+    assert_passes(error_frame_verdicts(obs), "GW-ERROR-FRAME")
+
+
+def test_a_bare_done_after_a_model_failure_fails() -> None:
+    obs = error_twice().model_copy(update={"frames": frames(delta("Order 1042 "), DONE)})
+    assert_fails(
+        error_frame_verdicts(obs),
+        "GW-ERROR-FRAME",
+        "model call #0 failed mid-stream with UNAVAILABLE, but the stream has no error frame (a "
+        "bare done)",
+    )
+
+
+def test_done_before_the_error_fails() -> None:
+    obs = http_error_twice().model_copy(update={"frames": frames(DONE, error(retryable=True))})
+    assert_fails(
+        error_frame_verdicts(obs),
+        "GW-ERROR-FRAME",
+        "model call #0 answered HTTP 503, but frame #0 (event:done id:1) came "
+        "before the first error frame",
+    )
+
+
+def test_a_hang_after_a_model_failure_fails() -> None:
+    obs = http_error_twice().model_copy(
+        update={
+            "frames": (),
+            "response": ChatResponse(status=200, content_type="text/event-stream", end="timeout"),
+        }
+    )
+    verdict = assert_fails(error_frame_verdicts(obs), "GW-ERROR-FRAME", "(it hung)")
+    assert "no error frame" in verdict.message
+
+
+def test_an_http_error_status_alone_is_a_failure() -> None:
+    obs = observation(frames=frames(DONE), model_calls=(model_call(0, status=500, finish=None),))
+    assert_fails(error_frame_verdicts(obs), "GW-ERROR-FRAME", "model call #0 answered HTTP 500")
+
+
+def test_a_broken_response_needs_an_error_frame_first() -> None:
+    response = ChatResponse(
+        status=200, content_type="text/event-stream", end="error", error="reset"
+    )
+    obs = worked_example(response=response, frames=frames(delta("Order")))
+    assert_fails(error_frame_verdicts(obs), "GW-ERROR-FRAME", "the response broke off: reset")
+
+
+def test_a_failure_the_model_client_retried_away_is_not_a_run_failure() -> None:
+    # java-genai retries 5xx: the same request again, answered this time.
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    obs = worked_example(
+        model_calls=(
+            model_call(0, status=503, finish=None, error_sent=OVERLOADED, body=body),
+            model_call(1, text="Hello", body=body),
+        ),
+        frames=frames(
+            delta("Hello"), ("message", {"author": "support", "text": "Hello", "final": True}), DONE
+        ),
+        history=None,
+        tool_calls=(),
+    )
+    assert_passes(error_frame_verdicts(obs), "GW-ERROR-FRAME")
+
+
+def test_a_call_abandoned_by_the_gateway_is_not_a_failure() -> None:
+    obs = worked_example(
+        model_calls=(model_call(0, status=503, finish=None, completed=False, closed_early=True),)
+    )
+    assert_passes(error_frame_verdicts(obs), "GW-ERROR-FRAME")
+
+
+def test_without_a_stream_error_checks_skip() -> None:
+    obs = http_error_twice().model_copy(
+        update={
+            "response": ChatResponse(status=500, content_type="application/json", end="not-sse")
+        }
+    )
+    assert_skips(error_frame_verdicts(obs), "GW-ERROR-FRAME", "no event stream")
+    assert_skips(error_event_verdicts(obs), "GW-ERROR-EVENT", "no event stream")
+
+
+def test_a_connection_that_breaks_after_done_is_not_a_run_failure() -> None:
+    response = ChatResponse(status=200, content_type="text/event-stream", end="error", error="eof")
+    assert_passes(error_frame_verdicts(worked_example(response=response)), "GW-ERROR-FRAME")
+
+
+def test_a_retry_chain_that_keeps_failing_is_a_run_failure() -> None:
+    # java-genai retried the 503; past the script the fake answers 500: the run failed.
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    calls = (
+        model_call(0, status=503, finish=None, error_sent=OVERLOADED, body=body),
+        model_call(1, status=500, finish=None, error_sent={"status": "INTERNAL"}, body=body),
+    )
+    obs = observation(frames=frames(DONE), model_calls=calls)
+    assert_fails(
+        error_frame_verdicts(obs),
+        "GW-ERROR-FRAME",
+        "model call #1 answered HTTP 500, but the stream has no error frame (a bare done)",
+    )
+    assert_passes(
+        error_frame_verdicts(obs.model_copy(update={"frames": frames(error())})), "GW-ERROR-FRAME"
+    )
