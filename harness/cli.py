@@ -143,8 +143,6 @@ def _run(args: argparse.Namespace) -> int:
     pytest_args = [
         *paths,
         "-p",
-        "harness.pytest_plugin",
-        "-p",
         "no:cacheprovider",
         "-o",
         "testpaths=",

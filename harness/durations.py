@@ -32,7 +32,9 @@ def parse_duration(value: Any) -> float:
                 "'250ms', '40s', '1.5m', '2h'"
             )
         return float(match.group(1)) * _UNITS[match.group(2)]
-    raise ValueError(f"a duration must be a number or a string like '40s', not {type(value).__name__}")
+    raise ValueError(
+        f"a duration must be a number or a string like '40s', not {type(value).__name__}"
+    )
 
 
 def format_duration(seconds: float) -> str:

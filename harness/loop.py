@@ -52,7 +52,7 @@ class BackgroundLoop:
 
         try:
             asyncio.run_coroutine_threadsafe(_drain(), self._loop).result(10)
-        except Exception:  # noqa: BLE001 - closing must never mask the test outcome
+        except Exception:
             pass
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)

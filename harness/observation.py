@@ -120,5 +120,9 @@ class GatewayObservation(_Record):
             f"  {f.t:7.3f}s  id:{f.id or '-':<6} event:{f.event:<11} {f.data}" for f in self.frames
         ]
         if len(lines) > limit:
-            lines = [*lines[: limit // 2], f"  ... {len(lines) - limit} more ...", *lines[-limit // 2 :]]
+            lines = [
+                *lines[: limit // 2],
+                f"  ... {len(lines) - limit} more ...",
+                *lines[-limit // 2 :],
+            ]
         return "\n".join(lines) if lines else "  (no frames)"

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from harness.reporting import HarnessSession
     from harness.scenario import LoadedScenario
 
-_SESSION_KEY = pytest.StashKey["HarnessSession"]()
+_SESSION_KEY: pytest.StashKey[HarnessSession] = pytest.StashKey()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

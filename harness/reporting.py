@@ -120,7 +120,7 @@ class HarnessSession:
             if self._env is not None and self._loop is not None:
                 try:
                     self._loop.run(self._env.close(), timeout=30)
-                except Exception:  # noqa: BLE001 - teardown must not hide results
+                except Exception:
                     pass
         finally:
             if self._loop is not None:
@@ -192,7 +192,7 @@ def render_failure(scenario_id: str, result: ScenarioResult, failing: list[Verdi
         f"end={obs.response.end}" + (f" ({obs.response.error})" if obs.response.error else "")
     )
     lines.append("frames:")
-    lines.append(obs.frame_log())
+    lines.append(obs.frame_log(limit=30))
     lines.append(f"model calls: {len(obs.model_calls)}")
     for call in obs.model_calls[:8]:
         what = call.error_sent or call.function_calls_sent or repr(call.text_sent[:60])

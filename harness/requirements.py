@@ -123,8 +123,7 @@ _GATEWAY = [
     _gw(
         "GW-PERSIST-MATCHES-MESSAGE",
         MUST,
-        "The stored final text equals the text of the message frame: frame 6 is what was "
-        "said.",
+        "The stored final text equals the text of the message frame: frame 6 is what was said.",
         "Worked example: one tool call, streamed",
     ),
     _gw(

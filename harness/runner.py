@@ -181,7 +181,7 @@ async def _stream_chat(
         return ChatResponse(
             status=status,
             content_type=content_type,
-            end=end,  # type: ignore[arg-type]
+            end=end,
             error=error,
             elapsed=round(time.monotonic() - t0, 4),
             body_excerpt=body[:500],
@@ -292,6 +292,8 @@ async def _auth_probes(
         except (aiohttp.ClientError, TimeoutError) as exc:
             error = f"{type(exc).__name__}: {exc}"
         out.append(
-            AuthProbe(name=name, method=method, url=url, status=status, expected=expected, error=error)
+            AuthProbe(
+                name=name, method=method, url=url, status=status, expected=expected, error=error
+            )
         )
     return tuple(out)

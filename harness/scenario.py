@@ -209,7 +209,9 @@ class ScenarioError(Exception):
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
-        return f"{where}: {self.field}: {self.problem}" if self.field else f"{where}: {self.problem}"
+        return (
+            f"{where}: {self.field}: {self.problem}" if self.field else f"{where}: {self.problem}"
+        )
 
 
 @dataclass(frozen=True)
@@ -285,7 +287,9 @@ def _yaml_loc(loc: Sequence[Any]) -> tuple[Any, ...]:
     which are not in the YAML; keep only what names a key or an index."""
     keep: list[Any] = []
     for part in loc:
-        if isinstance(part, int) or (isinstance(part, str) and re.fullmatch(r"[a-z_][a-z0-9_]*", part)):
+        if isinstance(part, int) or (
+            isinstance(part, str) and re.fullmatch(r"[a-z_][a-z0-9_]*", part)
+        ):
             keep.append(part)
     return tuple(keep)
 

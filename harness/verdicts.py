@@ -45,7 +45,8 @@ class Verdict(BaseModel):
         return self.outcome is Outcome.FAIL
 
     def render(self) -> str:
-        lines = [f"[{self.requirement} {self.level}] {self.outcome}: {self.message}"]
+        message = self.message.removeprefix(f"{self.requirement}: ")
+        lines = [f"[{self.requirement} {self.level}] {self.outcome}: {message}"]
         if self.expected is not None:
             lines.append(f"    expected: {self.expected}")
         if self.observed is not None:

@@ -196,7 +196,7 @@ class FakeModel:
         """Whether a model response is in progress."""
         return self._active > 0
 
-    async def wait_idle(self, timeout: float) -> bool:  # noqa: ASYNC109 (a plain deadline, by design)
+    async def wait_idle(self, timeout: float) -> bool:
         """Wait until no response is in progress (True) or ``timeout`` seconds pass (False)."""
         deadline = time.monotonic() + timeout
         while self._active:

@@ -106,7 +106,9 @@ def load_target(path: str | Path | None) -> GatewayTarget:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{file}:{mark.line + 1}" if mark is not None else str(file)
-        raise TargetConfigError(f"{where}: malformed YAML: {getattr(exc, 'problem', exc)}") from None
+        raise TargetConfigError(
+            f"{where}: malformed YAML: {getattr(exc, 'problem', exc)}"
+        ) from None
     if not isinstance(data, dict):
         raise TargetConfigError(f"{file}: a target file must be a mapping")
     try:
@@ -202,8 +204,15 @@ async def start_gateway(
 
 def _clean_environment() -> dict[str, str]:
     """The harness's environment minus anything that would point a gateway at real Google."""
-    drop = ("GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GEMINI_API_KEY", "GOOGLE_VERTEX_BASE_URL")
-    return {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("STREAMPROOF_")}
+    drop = (
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_CLOUD_PROJECT",
+        "GEMINI_API_KEY",
+        "GOOGLE_VERTEX_BASE_URL",
+    )
+    return {
+        k: v for k, v in os.environ.items() if k not in drop and not k.startswith("STREAMPROOF_")
+    }
 
 
 async def _wait_ready(gateway: RunningGateway, timeout: float) -> None:

@@ -17,7 +17,9 @@ def test_validate_bundled(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.startswith("ok: ")
 
 
-def test_validate_reports_file_line_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_reports_file_line_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("id: x\ntitle: t\nrequirements: [GW-AUTH]\nmodel: [{chunks: [a]}]\nrequest: 5\n")
     assert main(["validate", str(bad), str(tmp_path / "missing.yaml")]) == 2
@@ -48,7 +50,9 @@ def test_list_shows_requirements_and_scenarios(capsys: pytest.CaptureFixture[str
         (["run", str(SCENARIOS), "--bug", "no-such-bug"], "--bug no-such-bug: unknown"),
     ],
 )
-def test_run_rejects_bad_input(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_rejects_bad_input(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(argv) == 2
     assert message in capsys.readouterr().err
 

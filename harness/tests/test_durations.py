@@ -7,8 +7,16 @@ from harness.durations import TimeScale, format_duration, parse_duration
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("250ms", 0.25), ("40s", 40.0), ("1.5m", 90.0), ("2h", 7200.0), (3, 3.0), (0.5, 0.5),
-     (" 20 s ", 20.0), ("1min", 60.0)],
+    [
+        ("250ms", 0.25),
+        ("40s", 40.0),
+        ("1.5m", 90.0),
+        ("2h", 7200.0),
+        (3, 3.0),
+        (0.5, 0.5),
+        (" 20 s ", 20.0),
+        ("1min", 60.0),
+    ],
 )
 def test_parse(text: object, seconds: float) -> None:
     assert parse_duration(text) == pytest.approx(seconds)

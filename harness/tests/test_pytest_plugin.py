@@ -23,15 +23,19 @@ INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
 def test_collects_scenarios_in_configured_dirs_only(pytester: pytest.Pytester) -> None:
     pytester.makeini(INI + "streamproof_dirs = scenarios\n")
     pytester.mkdir("scenarios")
-    (pytester.path / "scenarios" / "a.yaml").write_text(SCENARIO + "---\n" + SCENARIO.replace(
-        "gateway/collected", "gateway/second"))
+    (pytester.path / "scenarios" / "a.yaml").write_text(
+        SCENARIO + "---\n" + SCENARIO.replace("gateway/collected", "gateway/second")
+    )
     pytester.mkdir("config")
     (pytester.path / "config" / "unrelated.yaml").write_text("not: a scenario\n")
     (pytester.path / "other.scenario.yaml").write_text(SCENARIO.replace("collected", "suffix"))
     result = pytester.runpytest("--collect-only", "-q")
     result.stdout.fnmatch_lines(
-        ["other.scenario.yaml::gateway/suffix", "scenarios/a.yaml::gateway/collected",
-         "scenarios/a.yaml::gateway/second"]
+        [
+            "other.scenario.yaml::gateway/suffix",
+            "scenarios/a.yaml::gateway/collected",
+            "scenarios/a.yaml::gateway/second",
+        ]
     )
     assert "unrelated" not in result.stdout.str()
     assert result.ret == 0

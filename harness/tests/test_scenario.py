@@ -93,13 +93,18 @@ def test_unknown_requirement_and_bad_pattern() -> None:
 def test_turn_consistency() -> None:
     err = _error(GOOD.replace("    chunk_delay: 10ms", "    http_error: {code: 503}"))
     assert "http_error" in err.problem
-    err = _error(GOOD.replace('["Order 1042 ", {text: shipped., delay: 50ms}]',
-                              '[{error: {code: 500}}, "after"]'))
+    err = _error(
+        GOOD.replace(
+            '["Order 1042 ", {text: shipped., delay: 50ms}]', '[{error: {code: 500}}, "after"]'
+        )
+    )
     assert "must be last" in err.problem
 
 
 def test_error_chunk_and_times() -> None:
-    text = GOOD.replace('["Order 1042 ", {text: shipped., delay: 50ms}]', '["a", {error: {code: 500}}]')
+    text = GOOD.replace(
+        '["Order 1042 ", {text: shipped., delay: 50ms}]', '["a", {error: {code: 500}}]'
+    )
     text = text.replace("    chunk_delay: 10ms", "    times: forever")
     [loaded] = parse_scenarios(text, "x.yaml")
     turn = loaded.scenario.model[1]

@@ -1,0 +1,132 @@
+"""The whole path on real parts: the CLI, the plugin, the fakes and the reference gateway on
+google-adk. Each mutant of the reference must fail the suite with its requirement id."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.reference.mutants import BUGS, INTENDED
+from harness.requirements import REGISTRY
+from harness.tests.conftest import require_module
+from harness.verdicts import Level
+
+ROOT = Path(__file__).resolve().parents[2]
+GATEWAY_SCENARIOS = ROOT / "scenarios" / "gateway"
+
+
+def streamproof(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _adk() -> None:
+    require_module("google.adk")
+
+
+def test_reference_passes_every_gateway_scenario(tmp_path: Path) -> None:
+    started = time.monotonic()
+    run = streamproof("run", str(GATEWAY_SCENARIOS), "--report-dir", str(tmp_path))
+    elapsed = time.monotonic() - started
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
+    report = json.loads((tmp_path / "results.json").read_text())
+    assert report["summary"]["failed"] == 0
+    assert report["summary"]["passed"] == report["summary"]["scenarios"] >= 10
+    scenario = next(s for s in report["scenarios"] if s["id"] == "gateway/one-tool-call-streamed")
+    frames = [f["event"] for f in scenario["observation"]["frames"]]
+    assert frames[:2] == ["tool_call", "tool_result"] and frames[-2:] == ["message", "done"]
+    assert all(v["outcome"] in ("pass", "skip") for v in scenario["verdicts"])
+    assert (tmp_path / "junit.xml").read_text().count("<testcase") == report["summary"]["scenarios"]
+    print(f"streamproof run scenarios/gateway: {elapsed:.1f}s wall")
+
+
+@pytest.mark.parametrize("bug", sorted(BUGS))
+def test_every_mutant_fails_with_its_requirement_id(bug: str, tmp_path: Path) -> None:
+    requirement = REGISTRY[INTENDED[bug]]
+    # A SHOULD does not fail a run unless --strict; its mutant is proven under --strict.
+    strict = ["--strict"] if requirement.level is Level.SHOULD else []
+    run = streamproof(
+        "run", str(GATEWAY_SCENARIOS), "--bug", bug, "--report-dir", str(tmp_path), "-q", *strict
+    )
+    assert run.returncode == 1, run.stdout[-4000:] + run.stderr[-2000:]
+    assert f"[{requirement.id} {requirement.level.value}]" in run.stdout
+    report = json.loads((tmp_path / "results.json").read_text())
+    caught = report["requirements"][requirement.id]
+    assert caught["fail"] + caught["non-strict"] >= 1, caught
+
+
+def test_malformed_scenario_is_bad_input(tmp_path: Path) -> None:
+    bad = tmp_path / "scenarios" / "broken.yaml"
+    bad.parent.mkdir()
+    bad.write_text(
+        "id: gateway/broken\ntitle: t\nrequirements: [GW-AUTH]\nmodel:\n  - chunk: [a]\n"
+    )
+    run = streamproof("run", str(bad.parent), "--report-dir", str(tmp_path / "r"))
+    assert run.returncode == 2
+    assert f"{bad}:5: model[0].chunk: unknown key" in run.stdout
+    assert "Traceback" not in run.stdout + run.stderr
+
+
+def _target(tmp_path: Path, command: list[str], timeout: str = "2s") -> Path:
+    target = tmp_path / "target.yaml"
+    target.write_text(
+        "kind: gateway\nname: never-ready\n"
+        f"command: {json.dumps(command)}\n"
+        f"ready: {{path: /healthz, timeout: {timeout}}}\n"
+    )
+    return target
+
+
+def _alive(token: str) -> list[str]:
+    out = subprocess.run(["pgrep", "-af", token], capture_output=True, text=True)
+    return [line for line in out.stdout.splitlines() if "pgrep" not in line]
+
+
+def test_gateway_that_never_becomes_ready_fails_in_bound_and_leaves_nothing(tmp_path: Path) -> None:
+    token = f"streamproof-never-ready-{os.getpid()}"
+    script = f"echo booting {token} >&2; echo still starting >&2; exec sleep 300 # {token}"
+    target = _target(tmp_path, ["sh", "-c", script])
+    started = time.monotonic()
+    run = streamproof(
+        "run",
+        str(GATEWAY_SCENARIOS / "plain_streamed_answer.yaml"),
+        "--target",
+        str(target),
+        "--report-dir",
+        str(tmp_path / "r"),
+        timeout=60,
+    )
+    elapsed = time.monotonic() - started
+    assert run.returncode == 1
+    assert "printed no line matching" in run.stdout and "within 2s" in run.stdout
+    assert f"booting {token}" in run.stdout  # its stderr is shown
+    assert elapsed < 30
+    assert _alive(token) == []
+
+
+def test_gateway_that_exits_at_once_shows_its_stderr(tmp_path: Path) -> None:
+    target = _target(tmp_path, ["sh", "-c", "echo 'fatal: no config' >&2; exit 3"])
+    run = streamproof(
+        "run",
+        str(GATEWAY_SCENARIOS / "plain_streamed_answer.yaml"),
+        "--target",
+        str(target),
+        "--report-dir",
+        str(tmp_path / "r"),
+        timeout=60,
+    )
+    assert run.returncode == 1
+    assert "exited with code 3" in run.stdout and "fatal: no config" in run.stdout
