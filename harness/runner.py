@@ -25,7 +25,7 @@ from harness.fakes.tools import FakeTools
 from harness.observation import AuthProbe, ChatResponse, Frame, GatewayObservation
 from harness.scenario import GatewayScenario
 from harness.sse import Decoder
-from harness.targets.errors import TargetError
+from harness.targets.errors import TargetConfigError, TargetError
 from harness.targets.gateway import GatewayTarget, RunningGateway, start_gateway
 from harness.verdicts import Verdict
 
@@ -62,8 +62,15 @@ class GatewayEnvironment:
         return f"{self.target.name}[bug={self.bug}]" if self.bug else self.target.name
 
     async def start(self) -> None:
-        model_url = await self.model.start()
-        tools_url = await self.tools.start()
+        try:
+            model_url = await self.model.start(port=self.target.fakes.model)
+            tools_url = await self.tools.start(port=self.target.fakes.tools)
+        except OSError as exc:
+            raise TargetConfigError(
+                f"target {self.target.name!r}: cannot bind the fakes to the ports in "
+                f"'fakes' ({self.target.fakes.model}, {self.target.fakes.tools}): "
+                f"{exc.strerror or exc}"
+            ) from None
         contract_env = {
             "GOOGLE_GEMINI_BASE_URL": model_url,
             "GOOGLE_API_KEY": "streamproof-fake-key",

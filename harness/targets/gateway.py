@@ -63,6 +63,14 @@ class Ready(_Model):
     timeout: Duration = 60.0
 
 
+class FakePorts(_Model):
+    """Fixed ports for the harness's fakes, for a gateway attached by URL that must be
+    configured in advance (``GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:MODEL_PORT``)."""
+
+    model: int = Field(0, ge=0, le=65535)
+    tools: int = Field(0, ge=0, le=65535)
+
+
 class GatewayTarget(_Model):
     kind: Literal["gateway"] = "gateway"
     name: str = "gateway"
@@ -77,6 +85,8 @@ class GatewayTarget(_Model):
     ready: Ready = Ready()
     endpoints: Endpoints = Endpoints()
     auth: Auth = Auth()
+    fakes: FakePorts = FakePorts()
+    """0 lets the system pick; set fixed ports when attaching by ``url``."""
     bug_env: str | None = None
     """The environment variable through which ``--bug NAME`` reaches the target (references)."""
 

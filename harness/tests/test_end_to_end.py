@@ -130,3 +130,57 @@ def test_gateway_that_exits_at_once_shows_its_stderr(tmp_path: Path) -> None:
     )
     assert run.returncode == 1
     assert "exited with code 3" in run.stdout and "fatal: no config" in run.stdout
+
+
+def _free_ports(n: int) -> list[int]:
+    import socket
+
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def test_attach_to_a_running_gateway_by_url(tmp_path: Path) -> None:
+    model_port, tools_port, gateway_port = _free_ports(3)
+    env = {
+        **os.environ,
+        "PORT": str(gateway_port),
+        "GOOGLE_GEMINI_BASE_URL": f"http://127.0.0.1:{model_port}",
+        "GOOGLE_API_KEY": "x",
+        "STREAMPROOF_TOOL_URL": f"http://127.0.0.1:{tools_port}",
+    }
+    gateway = subprocess.Popen(
+        [sys.executable, "-m", "harness.reference.gateway"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        target = tmp_path / "attached.yaml"
+        target.write_text(
+            "kind: gateway\nname: attached\n"
+            f"url: http://127.0.0.1:{gateway_port}\n"
+            f"fakes: {{model: {model_port}, tools: {tools_port}}}\n"
+            "ready: {path: /healthz, timeout: 60s}\n"
+            "auth: {users: {alice: 'Bearer alice-token', bob: 'Bearer bob-token'}}\n"
+        )
+        run = streamproof(
+            "run",
+            str(GATEWAY_SCENARIOS / "worked_example.yaml"),
+            "--target",
+            str(target),
+            "--report-dir",
+            str(tmp_path / "r"),
+        )
+        assert run.returncode == 0, run.stdout[-4000:]
+        report = json.loads((tmp_path / "r" / "results.json").read_text())
+        assert report["scenarios"][0]["target"] == "attached"
+    finally:
+        gateway.terminate()
+        gateway.wait(10)
