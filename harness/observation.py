@@ -63,6 +63,8 @@ class ModelCall(_Record):
     function_calls_sent: tuple[dict[str, Any], ...] = ()
     finish_reason_sent: str | None = None
     error_sent: dict[str, Any] | None = None
+    t_end: float | None = None
+    """When the fake finished answering, or noticed that the caller had gone."""
     body: dict[str, Any] = Field(default_factory=dict)
 
 

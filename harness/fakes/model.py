@@ -71,6 +71,7 @@ class _CallState:
     function_calls: list[dict[str, Any]] = field(default_factory=list)
     finish_reason: str | None = None
     error: dict[str, Any] | None = None
+    t_end: float | None = None
 
     def snapshot(self) -> ModelCall:
         return ModelCall(
@@ -89,6 +90,7 @@ class _CallState:
             function_calls_sent=tuple(dict(c) for c in self.function_calls),
             finish_reason_sent=self.finish_reason,
             error_sent=dict(self.error) if self.error is not None else None,
+            t_end=self.t_end,
             body=self.body,
         )
 
@@ -254,6 +256,8 @@ class FakeModel:
                 state.closed_early = True
             raise
         finally:
+            if state is not None:
+                state.t_end = time.monotonic() - self._epoch
             self._active -= 1
 
     async def _answer(
