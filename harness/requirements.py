@@ -162,7 +162,13 @@ _GATEWAY = [
     ),
 ]
 
-REGISTRY: dict[str, Requirement] = {r.id: r for r in _GATEWAY}
+def _a2a_client() -> list[Requirement]:
+    from harness.requirements_a2a import A2A_CLIENT
+
+    return list(A2A_CLIENT)
+
+
+REGISTRY: dict[str, Requirement] = {r.id: r for r in [*_GATEWAY, *_a2a_client()]}
 
 
 def requirement(id: str) -> Requirement:
