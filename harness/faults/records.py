@@ -1,0 +1,82 @@
+"""What a fault link saw: one flat, frozen record per thing that happened on the hop.
+
+Checks judge a client by what reached it, so a link records the downstream side of the hop
+(what the proxy forwarded, when, and how each response ended) rather than what upstream sent.
+Records are plain data (serialisable with ``model_dump``), ordered by time, and carry the
+proxy's own numbering:
+
+* ``connection``: a 0-based id per accepted TCP connection of the link (it keeps counting
+  across scenarios, because keep-alive connections outlive them);
+* ``request``: the 0-based index of the request on the link since the plan was loaded;
+* ``event_index``: the 1-based count of SSE events forwarded on that response, so the record of
+  the event that ``after_event: 3`` cuts after has ``event_index == 3``.
+
+``t`` is in seconds since the epoch given to ``set_epoch`` (a ``time.monotonic()`` value).
+
+How a response ended (``kind == "end"``):
+
+============== ======== ==============================================================
+how            by       meaning
+============== ======== ==============================================================
+clean          upstream the upstream body ended and the chunked terminator was sent
+clean          proxy    a ``status`` answer, or ``end_clean`` (terminator sent early)
+fin            proxy    ``fin``: the socket closed without the chunked terminator
+rst            proxy    ``rst``: SO_LINGER 0 and abort, the client gets a TCP reset
+refused        proxy    ``refuse``: the connection closed with no response at all
+fin / rst      client   the client went away (FIN, or a reset) before the end
+upstream_error upstream upstream failed (refused, reset, truncated); the client got a FIN
+fin            proxy    the proxy was closed while the response was in progress
+============== ======== ==============================================================
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["EndBy", "EndHow", "FaultRef", "LinkEvent", "LinkEventKind"]
+
+LinkEventKind = Literal[
+    "connect", "request", "response_headers", "first_byte", "event", "comment", "fault", "end"
+]
+EndHow = Literal["clean", "fin", "rst", "refused", "upstream_error"]
+EndBy = Literal["client", "upstream", "proxy"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class FaultRef(_Record):
+    """Which fault of the link's plan fired."""
+
+    index: int
+    """0-based position in the plan given to ``load``."""
+    action: str
+    """The action's name (``rst``, ``stall``, ``corrupt``...)."""
+
+
+class LinkEvent(_Record):
+    """One thing that happened on a link."""
+
+    t: float
+    """Seconds since the link's epoch."""
+    link: str
+    connection: int
+    request: int | None = None
+    """``None`` for ``connect``, which belongs to no request."""
+    kind: LinkEventKind
+    detail: str = ""
+    """Free text: the event type for ``event``, the comment text for ``comment``, the trigger
+    for ``fault``, the reason for ``end``."""
+    method: str | None = None
+    path: str | None = None
+    rpc: str | None = None
+    """The JSON-RPC ``method`` of the request body, when it had one."""
+    status: int | None = None
+    """The upstream status (``response_headers``) or the status sent (``end`` of a ``status``)."""
+    event_index: int | None = None
+    fault: FaultRef | None = None
+    how: EndHow | None = None
+    by: EndBy | None = None
