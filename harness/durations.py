@@ -52,6 +52,11 @@ Duration = Annotated[
 """Seconds, read from a user's spelling and written back as one."""
 
 
+DEFAULT_TIME_SCALE = 0.1
+"""Scenarios are written in the time users live (a 40 s proxy timeout, a 90 s deadline); at a
+tenth of that the whole suite runs in seconds while delays stay far above scheduling noise."""
+
+
 class TimeScale:
     """Multiplies scenario durations; checks compare scaled times with scaled tolerances."""
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.faults.records import LinkEvent
 from harness.scenario import GatewayExpect, GatewayLimits
 
 
@@ -78,9 +79,10 @@ class ToolCall(_Record):
 class ChatResponse(_Record):
     status: int | None
     content_type: str | None
-    end: Literal["clean", "error", "timeout", "not-sse", "refused"]
+    end: Literal["clean", "error", "timeout", "not-sse", "refused", "client-closed"]
     """How the response body ended: a clean end of body, a transport error, the harness's
-    run timeout, a response that was not an event stream, or no connection at all."""
+    run timeout, a response that was not an event stream, no connection at all, or the
+    harness (the browser) went away on purpose."""
     error: str | None = None
     elapsed: float = 0.0
     body_excerpt: str = ""
@@ -108,6 +110,12 @@ class GatewayObservation(_Record):
     tool_calls: tuple[ToolCall, ...] = ()
     history: tuple[dict[str, Any], ...] | None = None
     history_error: str | None = None
+    history_read_at: float | None = None
+    """When the history was read (seconds since the chat request)."""
+    disconnected_at: float | None = None
+    """When the browser went away on purpose (``request.disconnect_after_frames``)."""
+    link_events: dict[str, tuple[LinkEvent, ...]] = Field(default_factory=dict)
+    """What each proxied hop saw: connections, requests, events forwarded, faults fired."""
     auth_probes: tuple[AuthProbe, ...] | None = None
     auth_declared: bool = False
     expect: GatewayExpect = GatewayExpect()

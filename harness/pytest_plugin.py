@@ -43,7 +43,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="F",
         type=float,
         default=None,
-        help="multiply every scenario duration by F (default 1)",
+        help="multiply every scenario duration by F (default 0.1)",
     )
     group.addoption(
         "--streamproof-report-dir",

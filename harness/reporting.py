@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from harness.durations import DEFAULT_TIME_SCALE
 from harness.loop import BackgroundLoop
 from harness.requirements import REGISTRY
 from harness.runner import GatewayEnvironment, ScenarioResult, ScenarioSkipped
@@ -45,7 +46,7 @@ class HarnessSession:
         self.config = config
         self.target_file: str | None = config.getoption("--streamproof-target")
         self.bug: str | None = config.getoption("--streamproof-bug")
-        self.time_scale: float = config.getoption("--streamproof-time-scale") or 1.0
+        self.time_scale: float = config.getoption("--streamproof-time-scale") or DEFAULT_TIME_SCALE
         self.strict: bool = config.getoption("--streamproof-strict")
         report_dir = config.getoption("--streamproof-report-dir")
         self.report_dir = Path(report_dir) if report_dir else None

@@ -148,6 +148,21 @@ _GATEWAY = [
         "A gateway: Event to Server-Sent Events",
     ),
     _gw(
+        "GW-NO-HALF-RECORD",
+        MUST,
+        "When the answer's stream breaks, the deltas received so far stay a draft: no half "
+        "message is stored as the record.",
+        "Inside SSE mode (never treat client-side accumulated deltas as the record); "
+        "Worked example (reload after frame 5)",
+    ),
+    _gw(
+        "GW-DISPOSE",
+        MUST,
+        "When the browser goes away, the gateway disposes the run: its model stream closes "
+        "and no further model or tool call starts within a bound, even while no bytes flow.",
+        "Failure modes: Orphaned runs; A gateway: Event to Server-Sent Events (disposal)",
+    ),
+    _gw(
         "GW-AUTH",
         SHOULD,
         "The gateway authenticates the user: a chat or history request without a valid "
@@ -161,6 +176,7 @@ _GATEWAY = [
         "A gateway: Event to Server-Sent Events (owns the session ids)",
     ),
 ]
+
 
 def _a2a_client() -> list[Requirement]:
     from harness.requirements_a2a import A2A_CLIENT
@@ -206,3 +222,9 @@ def skip(id: str, message: str) -> Verdict:
     """A requirement that could not be judged because the target did not declare what it needs."""
     req = requirement(id)
     return Verdict(requirement=id, level=req.level, outcome=Outcome.SKIP, message=message)
+
+
+def info(id: str, message: str) -> Verdict:
+    """A requirement this observation cannot judge (e.g. the browser left before the end)."""
+    req = requirement(id)
+    return Verdict(requirement=id, level=req.level, outcome=Outcome.INFO, message=message)

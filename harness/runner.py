@@ -22,6 +22,7 @@ from harness.checks import check_gateway
 from harness.durations import TimeScale
 from harness.fakes.model import FakeModel
 from harness.fakes.tools import FakeTools
+from harness.faults.proxy import InlineProxy
 from harness.observation import AuthProbe, ChatResponse, Frame, GatewayObservation
 from harness.scenario import GatewayScenario
 from harness.sse import Decoder
@@ -29,6 +30,16 @@ from harness.targets.errors import TargetConfigError, TargetError
 from harness.targets.gateway import GatewayTarget, RunningGateway, start_gateway
 from harness.verdicts import Verdict
 
+MIN_RUN_TIMEOUT = 10.0
+"""The harness waits at least this long for a stream to end, whatever the time scale."""
+MIN_DISPOSE_WITHIN = 0.5
+"""A disposal bound never shrinks below this (real time), however small the time scale."""
+DISPOSE_MARGIN = 0.25
+"""Extra wait after the disposal bound before the harness looks, so a call closed right at
+the bound is seen closed."""
+QUIET_SECONDS = 0.5
+"""After a run that did not end cleanly, the fakes must see no call for this long before the
+next scenario starts (an orphaned run goes on calling the model between its steps)."""
 SETTLE_SECONDS = 2.0
 """How long (scaled, at least 1 s) the harness waits after a stream ends for the model calls the
 gateway still has open to finish, before it reads the history."""
@@ -56,6 +67,27 @@ class GatewayEnvironment:
         self.model = FakeModel()
         self.tools = FakeTools()
         self.gateway: RunningGateway | None = None
+        self.links: dict[str, InlineProxy] = {}
+        self.browser_url = ""
+
+    async def _wait_quiet(self, limit: float) -> None:
+        """Until neither fake has seen a call for QUIET_SECONDS (at most ``limit``)."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            seen = (len(self.model.calls), len(self.tools.calls))
+            await self.model.wait_idle(max(deadline - time.monotonic(), 0.0))
+            await asyncio.sleep(QUIET_SECONDS)
+            if seen == (len(self.model.calls), len(self.tools.calls)) and not self.model.busy:
+                return
+
+    def _horizon(self, scenario: GatewayScenario) -> float:
+        """How long the scripted model can keep a call busy: the scaled sum of its delays."""
+        total = 0.0
+        for turn in scenario.model:
+            total += turn.chunk_delay + sum(
+                c.delay if c.delay is not None else turn.chunk_delay for c in turn.chunks
+            )
+        return min(self.scale(total) + 5.0, 60.0)
 
     @property
     def target_label(self) -> str:
@@ -71,8 +103,12 @@ class GatewayEnvironment:
                 f"'fakes' ({self.target.fakes.model}, {self.target.fakes.tools}): "
                 f"{exc.strerror or exc}"
             ) from None
+        model_link = InlineProxy("model", model_url, time_scale=self.scale)
+        self.links["model"] = model_link
         contract_env = {
-            "GOOGLE_GEMINI_BASE_URL": model_url,
+            # The gateway reaches the fake model through the model link, so the scenario can
+            # reset, stall or split what the model sends.
+            "GOOGLE_GEMINI_BASE_URL": await model_link.start(),
             "GOOGLE_API_KEY": "streamproof-fake-key",
             "GOOGLE_GENAI_USE_VERTEXAI": "false",
             "STREAMPROOF_TOOL_URL": tools_url,
@@ -80,8 +116,13 @@ class GatewayEnvironment:
         self.gateway = await start_gateway(
             self.target, contract_env, bug=self.bug, ready_scale=self.scale.factor
         )
+        browser_link = InlineProxy("browser", self.gateway.base_url, time_scale=self.scale)
+        self.links["browser"] = browser_link
+        self.browser_url = await browser_link.start()
 
     async def close(self) -> None:
+        for link in self.links.values():
+            await link.close()
         if self.gateway is not None:
             await self.gateway.close()
         await self.model.close()
@@ -96,7 +137,9 @@ class GatewayEnvironment:
             raise TargetError(crashed)
         which = "chat" if scenario.request.streaming else "chat_none"
         session_id = f"sp-{uuid.uuid4().hex[:16]}"
-        endpoint = gateway.endpoint(which, session_id)
+        # What the browser does goes through the browser link.
+        endpoint = gateway.endpoint(which, session_id, base=self.browser_url)
+        history_endpoint = gateway.endpoint("history", session_id, base=self.browser_url)
         if endpoint is None:
             raise ScenarioSkipped(
                 f"target {self.target.name!r} declares no '{which}' endpoint "
@@ -105,33 +148,55 @@ class GatewayEnvironment:
         marker = f"SP-SECRET-{secrets.token_hex(8)}"
         self.model.load(scenario.model, time_scale=self.scale.factor)
         self.tools.load(scenario.tools, marker)
+        self.links["model"].load(scenario.links.model)
+        self.links["browser"].load(scenario.links.browser)
         users = list(self.target.auth.users.items())
         headers = {self.target.auth.header: users[0][1]} if users else {}
 
         t0 = time.monotonic()
         self.model.set_epoch(t0)
         self.tools.set_epoch(t0)
+        for link in self.links.values():
+            link.set_epoch(t0)
+        request = scenario.request
         async with aiohttp.ClientSession() as http:
             response, frames = await _stream_chat(
                 http,
                 endpoint,
-                scenario.request.text,
+                request.text,
                 headers,
-                timeout=self.scale(scenario.limits.run_timeout),
+                timeout=max(self.scale(scenario.limits.run_timeout), MIN_RUN_TIMEOUT),
                 t0=t0,
+                disconnect_after=request.disconnect_after_frames,
             )
-            await self.model.wait_idle(max(self.scale(SETTLE_SECONDS), 1.0))
-            history, history_error = await _read_history(
-                http, gateway.endpoint("history", session_id), headers
-            )
+            disconnected_at = response.elapsed if response.end == "client-closed" else None
+            history_read_at: float | None = None
+            if disconnected_at is not None:
+                if request.reload:
+                    history_read_at = time.monotonic() - t0
+                    history, history_error = await _read_history(http, history_endpoint, headers)
+                # Give the gateway its disposal bound, then look: a model stream still open
+                # or a call started since then is an orphaned run.
+                bound = max(self.scale(scenario.limits.dispose_within), MIN_DISPOSE_WITHIN)
+                await _sleep_until(t0 + disconnected_at + bound + DISPOSE_MARGIN)
+            else:
+                await self.model.wait_idle(max(self.scale(SETTLE_SECONDS), 1.0))
+            if history_read_at is None:
+                history_read_at = time.monotonic() - t0
+                history, history_error = await _read_history(http, history_endpoint, headers)
             # Snapshot before the auth probes: a gateway that wrongly accepts a probe would
             # start another run, and its model calls are not part of this turn.
             model_calls, tool_calls = tuple(self.model.calls), tuple(self.tools.calls)
+            link_events = {name: tuple(link.events) for name, link in self.links.items()}
             probes = None
             if scenario.expect.auth and self.target.auth_declared:
                 probes = await _auth_probes(http, gateway, session_id, self.target)
             elif scenario.expect.auth:
                 probes = ()
+        if disconnected_at is not None or response.end != "clean":
+            # An orphaned run (a broken gateway) may still be calling the model and the tools:
+            # let it finish before the next scenario loads a new script, so runs never mix.
+            await self._wait_quiet(self._horizon(scenario))
         observation = GatewayObservation(
             scenario=scenario.id,
             target=self.target_label,
@@ -144,6 +209,9 @@ class GatewayEnvironment:
             tool_calls=tool_calls,
             history=history,
             history_error=history_error,
+            history_read_at=round(history_read_at, 4),
+            disconnected_at=disconnected_at,
+            link_events=link_events,
             auth_probes=probes,
             auth_declared=self.target.auth_declared,
             expect=scenario.expect,
@@ -162,6 +230,7 @@ async def _stream_chat(
     *,
     timeout: float,
     t0: float,
+    disconnect_after: int | None = None,
 ) -> tuple[ChatResponse, list[Frame]]:
     method, url = endpoint
     frames: list[Frame] = []
@@ -211,9 +280,16 @@ async def _stream_chat(
                 if status != 200 or not (content_type or "").startswith("text/event-stream"):
                     body = (await resp.content.read(4096)).decode("utf-8", "replace")
                     return result("not-sse", body=body), frames
+                if disconnect_after == 0:
+                    resp.close()
+                    return result("client-closed"), frames
                 try:
                     async for chunk in resp.content.iter_any():
                         add(decoder.feed(chunk))
+                        if disconnect_after is not None and len(frames) >= disconnect_after:
+                            # The browser goes away: close the socket, as a closed tab does.
+                            resp.close()
+                            return result("client-closed"), frames
                 except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as exc:
                     add(decoder.close())
                     return result("error", f"{type(exc).__name__}: {exc}"), frames
@@ -225,6 +301,12 @@ async def _stream_chat(
         return result("refused", f"{type(exc).__name__}: {exc}"), frames
     except aiohttp.ClientError as exc:
         return result("error", f"{type(exc).__name__}: {exc}"), frames
+
+
+async def _sleep_until(monotonic_deadline: float) -> None:
+    delay = monotonic_deadline - time.monotonic()
+    if delay > 0:
+        await asyncio.sleep(delay)
 
 
 def _loop_time_for(monotonic_deadline: float) -> float:

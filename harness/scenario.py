@@ -25,6 +25,7 @@ from pydantic import (
 )
 
 from harness.durations import Duration
+from harness.faults.plan import Links
 from harness.requirements import REGISTRY
 
 MARKER_PLACEHOLDER = "{{marker}}"
@@ -131,6 +132,17 @@ class ChatRequest(_Model):
     streaming: bool = True
     """``false`` asks the gateway for a non-streaming (NONE mode) turn via its ``chat_none``
     endpoint; a target that declares none gets a skip."""
+    disconnect_after_frames: int | None = Field(None, ge=0)
+    """The browser goes away (closes the connection) once this many frames have arrived."""
+    reload: bool = False
+    """After the browser went away, read the history at once, as a user reloading the page
+    would, instead of after the run settled."""
+
+    @model_validator(mode="after")
+    def _reload_needs_a_drop(self) -> ChatRequest:
+        if self.reload and self.disconnect_after_frames is None:
+            raise ValueError("reload reads the history after a drop: set disconnect_after_frames")
+        return self
 
 
 def _request_shorthand(value: Any) -> Any:
@@ -144,8 +156,9 @@ class GatewayExpect(_Model):
     frames: str | None = None
     """A pattern over frame types, e.g. ``tool_call tool_result delta+ message done``.
     Quantifiers ``+ * ?`` and alternatives ``error|done`` are allowed."""
-    history: tuple[HistoryKind, ...] | None = None
-    """The kinds of the stored events, in order."""
+    history: tuple[HistoryKind, ...] | str | None = None
+    """The kinds of the stored events, in order: a list, or a pattern like the frames one
+    (``user function_call function_response error?``)."""
     tool_calls: dict[str, int] | None = None
     """How many times each tool must have been executed."""
     model_calls: int | None = Field(None, ge=0)
@@ -153,10 +166,10 @@ class GatewayExpect(_Model):
     auth: bool = False
     """Probe the target's authentication and history isolation (needs two users)."""
 
-    @field_validator("frames")
+    @field_validator("frames", "history")
     @classmethod
-    def _pattern_compiles(cls, v: str | None) -> str | None:
-        if v is not None:
+    def _pattern_compiles(cls, v: Any) -> Any:
+        if isinstance(v, str):
             from harness.patterns import compile_frame_pattern
 
             compile_frame_pattern(v)
@@ -167,7 +180,10 @@ class GatewayLimits(_Model):
     model_calls: int = Field(50, ge=1)
     """The most model calls a turn may make: an interactive budget, far below ADK's 500."""
     run_timeout: Duration = 30.0
-    """How long the harness waits for the stream to end (scaled)."""
+    """How long the harness waits for the stream to end (scaled, never below 10 s)."""
+    dispose_within: Duration = 2.0
+    """After the browser goes away, the gateway must close its model stream and stop calling
+    the model and the tools within this time (scaled, never below 0.5 s)."""
 
 
 class GatewayScenario(_Model):
@@ -182,6 +198,16 @@ class GatewayScenario(_Model):
     request: Annotated[ChatRequest, BeforeValidator(_request_shorthand)]
     expect: GatewayExpect = GatewayExpect()
     limits: GatewayLimits = GatewayLimits()
+    links: Links = Links()
+    """Faults per proxied hop: ``browser`` (harness to gateway), ``model`` (gateway to the
+    fake model)."""
+
+    @field_validator("links")
+    @classmethod
+    def _gateway_links(cls, v: Links) -> Links:
+        if v.a2a:
+            raise ValueError("a gateway scenario has no 'a2a' link; use 'browser' or 'model'")
+        return v
 
     @field_validator("requirements")
     @classmethod

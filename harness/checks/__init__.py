@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harness.checks.auth import auth_verdicts, history_isolation_verdicts
+from harness.checks.disposal import dispose_verdicts
 from harness.checks.errors import error_event_verdicts, error_frame_verdicts
 from harness.checks.frames import (
     frame_id_counter_verdicts,
@@ -21,6 +22,7 @@ from harness.checks.frames import (
 )
 from harness.checks.persistence import (
     history_kinds,
+    no_half_record_verdicts,
     persist_aggregates_verdicts,
     persist_matches_message_verdicts,
 )
@@ -41,6 +43,7 @@ __all__ = [
     "answer_as_message_verdicts",
     "auth_verdicts",
     "check_gateway",
+    "dispose_verdicts",
     "double_render_verdicts",
     "error_event_verdicts",
     "error_frame_verdicts",
@@ -51,6 +54,7 @@ __all__ = [
     "history_isolation_verdicts",
     "history_kinds",
     "llm_budget_verdicts",
+    "no_half_record_verdicts",
     "persist_aggregates_verdicts",
     "persist_matches_message_verdicts",
     "reduce",
@@ -81,6 +85,8 @@ GATEWAY_CHECKS: tuple[GatewayCheck, ...] = (
     error_frame_verdicts,
     persist_aggregates_verdicts,
     persist_matches_message_verdicts,
+    no_half_record_verdicts,
+    dispose_verdicts,
     auth_verdicts,
     history_isolation_verdicts,
 )

@@ -86,6 +86,11 @@ def _run_failure_reasons(obs: GatewayObservation) -> list[str]:
         elif c.error_sent is not None:
             status = c.error_sent.get("status") or c.error_sent.get("code") or "an error"
             reasons.append(f"model call #{c.index} failed mid-stream with {status}")
+    for e in obs.link_events.get("model", ()):
+        # A model stream the link cut loudly (reset, FIN without terminator) fails the run
+        # just as a model error does: the model client raises.
+        if e.kind == "end" and e.how in ("rst", "fin") and e.by == "proxy":
+            reasons.append(f"the model link cut model request #{e.request} ({e.how})")
     if obs.response.end == "error" and not any(f.event == "done" for f in obs.frames):
         detail = f": {obs.response.error}" if obs.response.error else ""
         reasons.append(f"the response broke off{detail}")

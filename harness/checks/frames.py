@@ -19,7 +19,7 @@ from typing import Any
 from harness.checks.reducer import replay
 from harness.observation import Frame, GatewayObservation
 from harness.patterns import matches
-from harness.requirements import judge, skip
+from harness.requirements import info, judge, skip
 from harness.verdicts import Verdict
 
 __all__ = [
@@ -127,6 +127,15 @@ def _stream_problems(obs: GatewayObservation) -> list[str]:
 def has_event_stream(obs: GatewayObservation) -> bool:
     """Whether the chat response was an event stream at all (GW-SSE-RESPONSE passed)."""
     return not _stream_problems(obs)
+
+
+def left_early_info(obs: GatewayObservation, requirement_id: str) -> Verdict:
+    """The browser went away on purpose, so how the stream would have ended is unknown."""
+    return info(
+        requirement_id,
+        f"not judged: the browser went away after {len(obs.frames)} frame(s), by design of "
+        "the scenario",
+    )
 
 
 def no_stream_skip(obs: GatewayObservation, requirement_id: str) -> list[Verdict] | None:
@@ -388,6 +397,8 @@ def stream_terminal_verdicts(obs: GatewayObservation) -> list[Verdict]:
     if (skipped := no_stream_skip(obs, "GW-STREAM-TERMINAL")) is not None:
         return skipped
     response = obs.response
+    if response.end == "client-closed":
+        return [left_early_info(obs, "GW-STREAM-TERMINAL")]
     problems: list[str] = []
     if response.end == "timeout":
         problems.append(

@@ -25,8 +25,9 @@ from harness.checks.frames import (
     short,
     squash,
 )
-from harness.observation import GatewayObservation
-from harness.requirements import skip
+from harness.observation import GatewayObservation, ModelCall
+from harness.patterns import matches
+from harness.requirements import judge, skip
 from harness.verdicts import Verdict
 
 __all__ = [
@@ -115,7 +116,10 @@ def persist_aggregates_verdicts(obs: GatewayObservation) -> list[Verdict]:
     problems: list[str] = []
     kinds = history_kinds(obs.history)
     wanted = obs.expect.history
-    if wanted is not None and kinds != list(wanted):
+    if isinstance(wanted, str):
+        if not matches(wanted, kinds):
+            problems.append(f"the session holds [{_kinds(kinds)}], expected {wanted!r}")
+    elif wanted is not None and kinds != list(wanted):
         problems.append(f"the session holds [{_kinds(kinds)}], expected [{_kinds(wanted)}]")
     problems += [
         f"{_describe(i, e)} is a partial chunk (partial: true)"
@@ -184,5 +188,75 @@ def persist_matches_message_verdicts(obs: GatewayObservation) -> list[Verdict]:
             "event by the same author: the message is the aggregate, and the aggregate is the "
             "record",
             ok=f"{checked} message frame(s), each stored verbatim",
+        )
+    ]
+
+
+# --- GW-NO-HALF-RECORD -------------------------------------------------------------------------
+
+LOUD_ENDS = frozenset({"fin", "rst", "upstream_error"})
+
+
+def _cut_calls(obs: GatewayObservation) -> list[ModelCall]:
+    """Model calls whose answer never reached the gateway whole: the model failed mid-stream,
+    the stream broke loudly on the model link (reset, FIN without terminator), or the
+    gateway closed it early.
+
+    A call the link ended with a well-formed end of body (a silent cut) is left out: to the
+    gateway it looks like a stream that ended without a finish reason, and ADK stores that
+    aggregate by design ("accumulated content is never dropped")."""
+    ends = {e.request: e for e in obs.link_events.get("model", ()) if e.kind == "end"}
+    cut: list[ModelCall] = []
+    for call in obs.model_calls:
+        if call.error_sent is not None:  # {"error": ...} in the middle of the answer
+            cut.append(call)
+            continue
+        if call.completed:
+            continue
+        end = ends.get(call.index)
+        if end is not None and end.how == "clean":
+            continue
+        if call.closed_early or (end is not None and end.how in LOUD_ENDS):
+            cut.append(call)
+    return cut
+
+
+def no_half_record_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """A run that breaks mid-answer leaves no half message as the record.
+
+    Seed: "Never treat client-side accumulated deltas as the record" and, in the worked
+    example, the reloading user sees "no answer text until the aggregate is persisted". A
+    stored text that is a proper prefix of an answer whose stream broke can only be the
+    deltas received so far, saved as if they were the answer. (A stream that ends cleanly
+    without a finish reason is different: ADK emits that aggregate by design.)
+    """
+    rid = "GW-NO-HALF-RECORD"
+    if obs.history is None:
+        return [skip(rid, "the target declares no history endpoint")]
+    cut = [c for c in _cut_calls(obs) if squash(c.text_sent)]
+    if not cut:
+        return [judge(rid, True, "no model stream broke mid-answer in this run")]
+    problems: list[str] = []
+    for i, event in enumerate(obs.history):
+        if history_kind(event) != "text":
+            continue
+        stored = squash(event_text(event))
+        for call in cut:
+            sent = squash(call.text_sent)
+            if stored and sent.startswith(stored):
+                problems.append(
+                    f"{_describe(i, event)} stores {short(event_text(event))!r}, what had "
+                    f"arrived of model call #{call.index}'s answer before its stream broke"
+                )
+                break
+    return [
+        from_violations(
+            rid,
+            problems,
+            rule="when the answer's stream breaks, the deltas received so far are a draft, "
+            "never the record: nothing but an aggregate may be stored",
+            ok="no half answer stored",
+            expected="no stored text that is a broken answer's beginning",
+            observed=f"the session holds [{_kinds(history_kinds(obs.history))}]",
         )
     ]

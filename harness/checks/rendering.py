@@ -233,8 +233,8 @@ def double_render_verdicts(obs: GatewayObservation) -> list[Verdict]:
 
 def _missing_answers(obs: GatewayObservation, messages: Sequence[_Text]) -> list[str]:
     """Model calls whose clean text has no ``message`` frame."""
-    if obs.response.end == "error":
-        return []  # the connection broke: messages after the break could not arrive
+    if obs.response.end in ("error", "client-closed"):
+        return []  # the connection broke or the browser left: later messages could not arrive
     ended = terminal_error_frame(obs)
     calls = [
         c

@@ -254,6 +254,8 @@ def llm_budget_verdicts(obs: GatewayObservation) -> list[Verdict]:
     if not has_event_stream(obs):
         if not problems:
             return [skip(rid, "not judged: no event stream (see GW-SSE-RESPONSE)")]
+    elif obs.response.end == "client-closed":
+        pass  # the browser left; only the call count is judged (disposal is GW-DISPOSE)
     elif not ended_with_terminal_frame(obs):
         if obs.response.end == "timeout":
             problems.append(

@@ -49,7 +49,7 @@ from google.adk.sessions import Session
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.genai import types
 
-from harness.reference.agent import APP_NAME, build_runner, post_tool
+from harness.reference.agent import AGENT_NAME, APP_NAME, build_runner, post_tool
 from harness.reference.mutants import UnknownBugError, check_bug, describe_bugs
 
 PROG: Final = "streamproof-gateway"
@@ -173,6 +173,8 @@ class FrameWriter:
         try:
             await self._response.write(encode_frame(frame_id, frame_type, payload))
         except ConnectionError as exc:  # aiohttp: ClientConnectionResetError on a closed socket
+            if self._bug == "no-dispose":
+                return  # mutant: a send failure does not stop the run
             raise ClientGoneError(str(exc)) from exc
 
 
@@ -300,6 +302,7 @@ class Gateway:
         # stream ends with a terminal frame when the process is told to stop.
         self._deadlines: set[asyncio.Timeout] = set()
         self._stopping = False
+        self._orphans: set[asyncio.Future[None]] = set()  # only the no-dispose mutant has any
 
     def make_app(self) -> web.Application:
         app = web.Application()
@@ -355,7 +358,16 @@ class Gateway:
                 },
             )
             await response.prepare(request)
-            await self._stream_turn(response, user, session_id, text, streaming)
+            turn = self._stream_turn(response, user, session_id, text, streaming)
+            if self.bug == "no-dispose":
+                # Mutant: the run is detached from the request, so a closed tab does not
+                # cancel it (the seed's "Orphaned runs").
+                task = asyncio.ensure_future(turn)
+                self._orphans.add(task)
+                task.add_done_callback(self._orphans.discard)
+                await asyncio.shield(task)
+            else:
+                await turn
         return response
 
     async def _ensure_session(self, user: str, session_id: str) -> None:
@@ -379,6 +391,7 @@ class Gateway:
         )
         writer = FrameWriter(response, self.bug)
         deadline = asyncio.timeout(self.settings.run_timeout)
+        draft = ""  # what the browser has been shown of the answer in progress
         terminal: Frame
         try:
             async with (
@@ -398,6 +411,10 @@ class Gateway:
                         deadline.reschedule(asyncio.get_running_loop().time())
                     async for event in events:
                         await self._mutant_side_effects(event, user, session_id)
+                        if event.partial:
+                            draft += event_text(event)
+                        elif not event.error_code:
+                            draft = ""  # an aggregate settled it
                         await writer.send_event(event)
                 finally:
                     self._deadlines.discard(deadline)
@@ -416,6 +433,8 @@ class Gateway:
                 terminal = RUN_TIMED_OUT
         except Exception as exc:  # ADK raises after a model error event, or on the LLM budget
             terminal = self._run_failed(exc)
+            if self.bug == "persist-draft-on-error" and draft:
+                await self._store_draft(user, session_id, draft)
         if self.bug == "no-terminal-frame" and terminal is not RUN_TIMED_OUT:
             return
         with contextlib.suppress(ClientGoneError):
@@ -426,6 +445,19 @@ class Gateway:
         # The client gets only the seed's generic payload; the detail stays in the log.
         log.warning("run failed: %s: %s", type(exc).__name__, exc)
         return RUN_FAILED
+
+    async def _store_draft(self, user: str, session_id: str, draft: str) -> None:
+        """Mutant: the deltas shown so far are saved as if they were the answer."""
+        session = await self.sessions.get_session(
+            app_name=APP_NAME, user_id=user, session_id=session_id
+        )
+        if session is not None:
+            event = Event(
+                invocation_id="draft",
+                author=AGENT_NAME,
+                content=types.Content(role="model", parts=[types.Part(text=draft)]),
+            )
+            await self.sessions.append_event(session, event)
 
     async def _mutant_side_effects(self, event: Event, user: str, session_id: str) -> None:
         """Side effects only mutants have: the correct gateway does nothing here."""
@@ -478,7 +510,9 @@ async def serve(settings: Settings, *, on_listening: Callable[[int], None]) -> N
         gateway = Gateway(settings, runner, sessions)
         app_runner = web.AppRunner(
             gateway.make_app(),
-            handler_cancellation=True,  # a client disconnect cancels the handler, hence the run
+            # A client disconnect cancels the handler, hence the run, even when nothing is being
+            # written (the mutant notices a disconnect only when its next write fails).
+            handler_cancellation=settings.bug != "dispose-on-write-only",
             shutdown_timeout=SHUTDOWN_GRACE_S,
             access_log=None,
         )

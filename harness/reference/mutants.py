@@ -38,6 +38,17 @@ BUGS: Final[Mapping[str, str]] = {
     "swallow-error-event": "events with an error code are handled as if they had none",
     "no-auth": "any token, or none, is accepted, everyone as user alice",
     "shared-history": "the history endpoint ignores who asks: any valid user reads any session",
+    "no-dispose": (
+        "the run is detached from the request and ignores send failures: a closed tab leaves "
+        "model calls and tools running"
+    ),
+    "dispose-on-write-only": (
+        "no handler cancellation: a disconnect is noticed only when the next write fails, so a "
+        "stalled model keeps the run alive"
+    ),
+    "persist-draft-on-error": (
+        "when the run fails mid-answer, the deltas shown so far are stored as the answer"
+    ),
 }
 """Mutant name -> one-line description of its single defect."""
 
@@ -55,6 +66,9 @@ INTENDED: Final[Mapping[str, str]] = {
     "swallow-error-event": "GW-ERROR-EVENT",
     "no-auth": "GW-AUTH",
     "shared-history": "GW-HISTORY-ISOLATION",
+    "no-dispose": "GW-DISPOSE",
+    "dispose-on-write-only": "GW-DISPOSE",
+    "persist-draft-on-error": "GW-NO-HALF-RECORD",
 }
 """Mutant name -> the requirement that must catch it (the mutant matrix reads this)."""
 

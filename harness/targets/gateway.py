@@ -145,12 +145,16 @@ class RunningGateway:
         self.base_url = base_url.rstrip("/")
         self.process = process
 
-    def endpoint(self, which: str, session_id: str) -> tuple[str, str] | None:
+    def endpoint(
+        self, which: str, session_id: str, *, base: str | None = None
+    ) -> tuple[str, str] | None:
+        """``(method, url)`` of an endpoint, on ``base`` (a link in front) or the gateway."""
         template: str | None = getattr(self.target.endpoints, which)
         if template is None:
             return None
         method, path = template.split(" ", 1)
-        return method, self.base_url + path.replace("{sessionId}", session_id)
+        root = (base or self.base_url).rstrip("/")
+        return method, root + path.replace("{sessionId}", session_id)
 
     def log(self) -> str:
         return self.process.output.text() if self.process is not None else ""

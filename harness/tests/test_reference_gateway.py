@@ -849,3 +849,56 @@ async def test_mutant_shared_history(
     status, history = await gateway.history(session, headers=BOB)
     assert status == 200
     assert history["events"][0]["content"]["parts"][0]["text"] == QUESTION
+
+
+async def _leave_after_first_delta(gateway: Gateway, session: str) -> None:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(f"{gateway.url}/chat/{session}", data=QUESTION, headers=ALICE) as resp,
+    ):
+        assert resp.status == 200
+        assert b"event: delta" in await resp.content.readuntil(b"\n\n")
+        resp.close()  # the browser tab closes mid-stream
+
+
+@on_module_loop
+async def test_mutant_no_dispose(
+    gateways: GatewayFactory, model: FakeModel, tools: FakeTools
+) -> None:
+    load(model, tools, turns({"chunks": ["One ", "two ", "three."], "chunk_delay": 0.3}))
+    await _leave_after_first_delta(await gateways("no-dispose"), new_session())
+    await asyncio.sleep(0.4)
+    [call] = model.calls
+    assert not call.closed_early  # the orphaned run keeps reading the model
+    assert await eventually(lambda: model.calls[0].completed)
+
+
+@on_module_loop
+async def test_mutant_dispose_on_write_only(
+    gateways: GatewayFactory, model: FakeModel, tools: FakeTools
+) -> None:
+    # The model stalls after the first chunk: with nothing to write, the mutant never notices.
+    load(model, tools, turns({"chunks": ["One ", {"text": "two.", "delay": 1.5}]}))
+    await _leave_after_first_delta(await gateways("dispose-on-write-only"), new_session())
+    await asyncio.sleep(0.6)
+    [call] = model.calls
+    assert not call.closed_early and not call.completed
+    # It lets go only once the model writes again and its own write fails.
+    assert await eventually(lambda: model.calls[0].t_end is not None)
+
+
+@on_module_loop
+async def test_mutant_persist_draft_on_error(
+    gateways: GatewayFactory, model: FakeModel, tools: FakeTools
+) -> None:
+    gateway = await gateways("persist-draft-on-error")
+    load(model, tools, turns({"chunks": ["Half an ", {"error": {"code": 503}}]}))
+    session = new_session()
+    chat = await gateway.chat(session)
+    assert types_of(chat.frames)[-1] == "error"
+    status, history = await gateway.history(session)
+    assert status == 200
+    texts = [
+        p.get("text") for e in history["events"] for p in e.get("content", {}).get("parts", [])
+    ]
+    assert texts[-1] == "Half an "

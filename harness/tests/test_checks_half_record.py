@@ -1,0 +1,66 @@
+"""GW-NO-HALF-RECORD: a broken answer's deltas are never stored as the record."""
+
+from __future__ import annotations
+
+from harness.checks.persistence import no_half_record_verdicts
+from harness.faults.records import LinkEvent
+from harness.tests.gateway_observations import (
+    CHUNKS,
+    LOOKUP,
+    assert_fails,
+    assert_passes,
+    call_event,
+    error_event,
+    model_call,
+    one,
+    response_event,
+    text_event,
+    user_event,
+    worked_example,
+)
+from harness.verdicts import Outcome
+
+RESET = LinkEvent(t=0.3, link="model", connection=1, request=1, kind="end", how="rst", by="proxy")
+
+
+def _broken(*stored: dict[str, object]) -> object:
+    return worked_example(
+        model_calls=(
+            model_call(0, calls=[LOOKUP]),
+            model_call(1, text=CHUNKS[0] + CHUNKS[1], chunks=2, completed=False),
+        ),
+        link_events={"model": (RESET,)},
+        history=(user_event(), call_event(LOOKUP), response_event(), *stored),
+    )
+
+
+def test_no_broken_stream_passes() -> None:
+    assert_passes(no_half_record_verdicts(worked_example()), "GW-NO-HALF-RECORD")
+
+
+def test_error_record_after_a_reset_passes() -> None:
+    obs = _broken(error_event("UNAVAILABLE"))
+    assert_passes(no_half_record_verdicts(obs), "GW-NO-HALF-RECORD")  # type: ignore[arg-type]
+
+
+def test_deltas_stored_as_the_answer_fail() -> None:
+    obs = _broken(error_event("UNAVAILABLE"), text_event(CHUNKS[0] + CHUNKS[1], id="draft"))
+    assert_fails(
+        no_half_record_verdicts(obs),  # type: ignore[arg-type]
+        "GW-NO-HALF-RECORD",
+        "what had arrived of model call #1's answer",
+    )
+
+
+def test_a_clean_cut_without_finish_reason_is_adks_own_aggregate() -> None:
+    # A silent cut looks like a finished stream to the gateway: ADK stores what it got.
+    silent = RESET.model_copy(update={"how": "clean"})
+    obs = worked_example(
+        model_calls=(
+            model_call(0, calls=[LOOKUP]),
+            model_call(1, text=CHUNKS[0], completed=False, closed_early=True),
+        ),
+        link_events={"model": (silent,)},
+        history=(user_event(), call_event(LOOKUP), response_event(), text_event(CHUNKS[0])),
+    )
+    assert one(no_half_record_verdicts(obs), "GW-NO-HALF-RECORD").outcome is Outcome.PASS
