@@ -141,3 +141,21 @@ def test_every_bundled_scenario_loads() -> None:
     assert files
     ids = [entry.scenario.id for f in files for entry in load_scenarios(f)]
     assert len(ids) == len(set(ids))
+
+
+def test_fault_plan_errors_name_file_line_and_field() -> None:
+    links = GOOD + "links:\n  model:\n    - when: {after_event: 2}\n      do: rest\n"
+    err = _error(links)
+    assert (err.line, err.field) == (18, "links.model[0].do")
+    assert "unknown action 'rest' (did you mean 'rst'?)" in err.problem
+    err = _error(links.replace("do: rest", "do: {status: 502}"))
+    assert err.line == 17 and "status cannot fire on when.after_event" in err.problem
+    err = _error(
+        links.replace("do: rest", "do: rst").replace("  model:\n    - when", "  a2a:\n    - when")
+    )
+    assert err.field == "links" and "no 'a2a' link" in err.problem
+
+
+def test_reload_needs_a_drop() -> None:
+    err = _error(GOOD.replace("request: Where is order 1042?", "request: {text: hi, reload: true}"))
+    assert err.field == "request" and "disconnect_after_frames" in err.problem
