@@ -43,6 +43,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("-x", "--exitfirst", action="store_true")
     run.add_argument("-q", "--quiet", action="store_true")
 
+    mutants = sub.add_parser(
+        "mutants", help="run the suite against every seeded defect and print the matrix"
+    )
+    mutants.add_argument("--only", metavar="NAME", action="append", default=[])
+    mutants.add_argument("--jobs", metavar="N", type=int, default=2)
+    mutants.add_argument("--time-scale", metavar="F", type=float, default=None)
+    mutants.add_argument("--report-dir", metavar="DIR", default="reports")
+
     validate = sub.add_parser("validate", help="check scenario files without running them")
     validate.add_argument("paths", nargs="+", metavar="PATH")
 
@@ -59,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args)
     if args.command == "validate":
         return _validate(args.paths)
+    if args.command == "mutants":
+        return _mutants(args)
     if args.command == "schema":
         from harness.scenario import GatewayScenario
 
@@ -178,6 +188,30 @@ def _run(args: argparse.Namespace) -> int:
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         print("streamproof run: no scenario found under " + ", ".join(paths), file=sys.stderr)
     return EXIT_BAD_INPUT
+
+
+def _mutants(args: argparse.Namespace) -> int:
+    from harness.mutants import default_suites, run_matrix
+
+    suites = default_suites()
+    known = {bug for suite in suites for bug in suite.intended}
+    unknown = [name for name in args.only if name not in known]
+    if unknown:
+        print(
+            f"--only {', '.join(unknown)}: unknown; choose from {', '.join(sorted(known))}",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    if args.jobs < 1:
+        print("--jobs must be at least 1", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    matrix = run_matrix(suites, only=args.only, jobs=args.jobs, time_scale=args.time_scale)
+    print(matrix.render())
+    report_dir = Path(args.report_dir)
+    report_dir.mkdir(parents=True, exist_ok=True)
+    (report_dir / "mutants.json").write_text(json.dumps(matrix.to_json(), indent=2) + "\n")
+    print(f"streamproof: matrix in {report_dir / 'mutants.json'}")
+    return EXIT_OK if matrix.ok else EXIT_FAILED
 
 
 def _list(*, as_json: bool) -> int:
