@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from harness.checks import check_gateway
+    from harness.checks.a2a_client import check_a2a_client
     from harness.fakes.model import FakeModel
     from harness.fakes.tools import FakeTools
     from harness.observation import (
@@ -21,15 +22,25 @@ if TYPE_CHECKING:
         ModelCall,
         ToolCall,
     )
+    from harness.observation_a2a import A2AClientObservation
     from harness.requirements import REGISTRY, Requirement
     from harness.runner import GatewayEnvironment
+    from harness.runner_a2a import A2AClientEnvironment
     from harness.scenario import GatewayScenario, ScenarioError, load_scenarios, parse_scenarios
+    from harness.scenario_a2a import A2AClientScenario
+    from harness.targets.client import ClientTarget, load_client_target
     from harness.targets.gateway import GatewayTarget, load_target
     from harness.verdicts import Level, Outcome, Verdict
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
+    "A2AClientEnvironment": "harness.runner_a2a",
+    "A2AClientObservation": "harness.observation_a2a",
+    "A2AClientScenario": "harness.scenario_a2a",
+    "ClientTarget": "harness.targets.client",
+    "check_a2a_client": "harness.checks.a2a_client",
+    "load_client_target": "harness.targets.client",
     "AuthProbe": "harness.observation",
     "ChatResponse": "harness.observation",
     "FakeModel": "harness.fakes.model",
@@ -55,8 +66,12 @@ _EXPORTS = {
 
 __all__ = [
     "REGISTRY",
+    "A2AClientEnvironment",
+    "A2AClientObservation",
+    "A2AClientScenario",
     "AuthProbe",
     "ChatResponse",
+    "ClientTarget",
     "FakeModel",
     "FakeTools",
     "Frame",
@@ -71,7 +86,9 @@ __all__ = [
     "ScenarioError",
     "ToolCall",
     "Verdict",
+    "check_a2a_client",
     "check_gateway",
+    "load_client_target",
     "load_scenarios",
     "load_target",
     "parse_scenarios",

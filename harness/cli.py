@@ -129,11 +129,16 @@ def _run(args: argparse.Namespace) -> int:
         print("--time-scale must be a positive number", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.target is not None:
+        from harness.reporting import target_kind
+        from harness.targets.client import load_client_target
         from harness.targets.errors import TargetConfigError
         from harness.targets.gateway import load_target
 
         try:
-            load_target(args.target)
+            if target_kind(args.target) == "a2a-client":
+                load_client_target(args.target)
+            else:
+                load_target(args.target)
         except TargetConfigError as exc:
             print(str(exc), file=sys.stderr)
             return EXIT_BAD_INPUT

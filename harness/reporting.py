@@ -7,6 +7,7 @@ records every result for ``results.json``, which a CI gate can read.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -15,17 +16,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import yaml
 
 from harness.durations import DEFAULT_TIME_SCALE
 from harness.loop import BackgroundLoop
+from harness.observation import GatewayObservation
+from harness.reference.mutants import BUGS as GATEWAY_BUGS
 from harness.requirements import REGISTRY
-from harness.runner import GatewayEnvironment, ScenarioResult, ScenarioSkipped
+from harness.runner import GatewayEnvironment, ScenarioSkipped
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.targets.gateway import load_target
 from harness.verdicts import Outcome, Verdict
 
 if TYPE_CHECKING:
     from harness.pytest_plugin import ScenarioItem
+    from harness.runner_a2a import A2AClientEnvironment
+
+    Environment = GatewayEnvironment | A2AClientEnvironment
 
 REPORT_VERSION = 1
 START_BUDGET = 180.0
@@ -54,25 +61,50 @@ class HarnessSession:
         self.started_at = dt.datetime.now(dt.UTC)
         self._t0 = time.monotonic()
         self._loop: BackgroundLoop | None = None
-        self._env: GatewayEnvironment | None = None
-        self._start_error: BaseException | None = None
+        self._envs: dict[str, Environment] = {}
+        self._start_errors: dict[str, BaseException] = {}
 
     # --- environment ----------------------------------------------------------------------
 
-    def _environment(self) -> GatewayEnvironment:
-        if self._start_error is not None:
-            raise self._start_error
-        if self._env is None:
+    def _environment(self, kind: str) -> Environment:
+        """The environment for one kind of scenario, started on first use."""
+        if kind in self._start_errors:
+            raise self._start_errors[kind]
+        env = self._envs.get(kind)
+        if env is None:
             try:
-                target = load_target(self.target_file)
-                env = GatewayEnvironment(target, bug=self.bug, time_scale=self.time_scale)
-                self._loop = BackgroundLoop()
+                env = self._make_environment(kind)
+                if self._loop is None:
+                    self._loop = BackgroundLoop()
                 self._loop.run(env.start(), timeout=START_BUDGET)
             except (TargetError, TargetConfigError, TimeoutError, OSError) as exc:
-                self._start_error = exc
+                self._start_errors[kind] = exc
                 raise
-            self._env = env
-        return self._env
+            self._envs[kind] = env
+        return env
+
+    def _make_environment(self, kind: str) -> Environment:
+        """The user's target for its own kind, the bundled reference for the other one; a
+        ``--bug`` goes to the reference whose mutant it names."""
+        given = target_kind(self.target_file) if self.target_file else None
+        if given is not None and given != kind:
+            raise ScenarioSkipped(
+                f"target {self.target_file} is a {given} target; {kind} scenarios need a "
+                f"{kind} target"
+            )
+        if kind == "gateway":
+            bug = self.bug if self.bug in GATEWAY_BUGS else None
+            return GatewayEnvironment(
+                load_target(self.target_file), bug=bug, time_scale=self.time_scale
+            )
+        from harness.reference.client_mutants import BUGS as CLIENT_BUGS
+        from harness.runner_a2a import A2AClientEnvironment
+        from harness.targets.client import load_client_target
+
+        bug = self.bug if self.bug in CLIENT_BUGS else None
+        return A2AClientEnvironment(
+            load_client_target(self.target_file), bug=bug, time_scale=self.time_scale
+        )
 
     def run_item(self, item: ScenarioItem) -> str | None:
         """Run one scenario; the failure report, or None when every enforced rule holds."""
@@ -88,11 +120,11 @@ class HarnessSession:
         self.records.append(record)
         started = time.monotonic()
         try:
-            env = self._environment()
+            env = self._environment(scenario.kind)
             record["target"] = env.target_label
             assert self._loop is not None
             budget = env.scale(scenario.limits.run_timeout) + 60.0
-            result = self._loop.run(env.run(scenario), timeout=budget)
+            result: Any = self._loop.run(env.run(scenario), timeout=budget)  # type: ignore[arg-type]
         except ScenarioSkipped as exc:
             record.update(outcome="skipped", error=str(exc))
             pytest.skip(str(exc))
@@ -107,7 +139,9 @@ class HarnessSession:
             item.user_properties.append((verdict.requirement, verdict.outcome.value))
         enforced = [v for v in result.verdicts if self._enforced(v)]
         record["outcome"] = "failed" if enforced else "passed"
-        return render_failure(scenario.id, result, enforced) if enforced else None
+        if not enforced:
+            return None
+        return render_failure(scenario.id, result, enforced)
 
     def _enforced(self, verdict: Verdict) -> bool:
         return verdict.outcome is Outcome.FAIL or (
@@ -118,11 +152,11 @@ class HarnessSession:
 
     def finish(self, exitstatus: int) -> None:
         try:
-            if self._env is not None and self._loop is not None:
-                try:
-                    self._loop.run(self._env.close(), timeout=30)
-                except Exception:
-                    pass
+            for env in self._envs.values():
+                if self._loop is not None:
+                    # Teardown must never hide the results.
+                    with contextlib.suppress(Exception):
+                        self._loop.run(env.close(), timeout=30)
         finally:
             if self._loop is not None:
                 self._loop.close()
@@ -182,8 +216,26 @@ class HarnessSession:
         }
 
 
-def render_failure(scenario_id: str, result: ScenarioResult, failing: list[Verdict]) -> str:
+def target_kind(path: str) -> str | None:
+    """The ``kind`` a target file declares (None when unreadable: the loader reports that)."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    kind = data.get("kind", "gateway") if isinstance(data, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def render_failure(scenario_id: str, result: Any, failing: list[Verdict]) -> str:
     obs = result.observation
+    if not isinstance(obs, GatewayObservation):
+        lines = [
+            f"scenario {scenario_id} on target {obs.target}: {len(failing)} requirement(s) broken",
+            *(verdict.render() for verdict in failing),
+            "",
+            obs.timeline(),
+        ]
+        return "\n".join(lines)
     lines = [f"scenario {scenario_id} on target {obs.target}: {len(failing)} requirement(s) broken"]
     for verdict in failing:
         lines.append(verdict.render())

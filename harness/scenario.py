@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -218,20 +218,21 @@ class GatewayScenario(_Model):
         return v
 
 
-Scenario = GatewayScenario
+if TYPE_CHECKING:
+    from harness.scenario_a2a import A2AClientScenario
+
+    Scenario = GatewayScenario | A2AClientScenario
 
 
 # --- loading -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
 class ScenarioError(Exception):
     """A scenario file that cannot be used; names where the problem is."""
 
-    file: str
-    line: int | None
-    field: str | None
-    problem: str
+    def __init__(self, file: str, line: int | None, field: str | None, problem: str) -> None:
+        super().__init__(file, line, field, problem)
+        self.file, self.line, self.field, self.problem = file, line, field, problem
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
@@ -329,12 +330,16 @@ def parse_scenarios(text: str, file: str) -> list[LoadedScenario]:
         if not isinstance(data, dict):
             raise ScenarioError(file, doc_line, None, "a scenario document must be a mapping")
         kind = data.get("kind", "gateway")
-        if kind != "gateway":
+        model = _scenario_model(kind)
+        if model is None:
             raise ScenarioError(
-                file, lines.get(("kind",), doc_line), "kind", f"unknown scenario kind {kind!r}"
+                file,
+                lines.get(("kind",), doc_line),
+                "kind",
+                f"unknown scenario kind {kind!r}; kinds are gateway, a2a-client",
             )
         try:
-            scenario = GatewayScenario.model_validate(data)
+            scenario = model.model_validate(data)
         except ValidationError as exc:
             err = _best_error(exc)
             loc = _yaml_loc(err["loc"])
@@ -353,6 +358,16 @@ def parse_scenarios(text: str, file: str) -> list[LoadedScenario]:
     if not loaded:
         raise ScenarioError(file, None, None, "the file holds no scenario")
     return loaded
+
+
+def _scenario_model(kind: Any) -> type[GatewayScenario] | type[A2AClientScenario] | None:
+    if kind == "gateway":
+        return GatewayScenario
+    if kind == "a2a-client":
+        from harness.scenario_a2a import A2AClientScenario
+
+        return A2AClientScenario
+    return None
 
 
 def _best_error(exc: ValidationError) -> Any:

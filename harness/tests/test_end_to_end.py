@@ -48,7 +48,7 @@ def test_reference_passes_every_gateway_scenario(tmp_path: Path) -> None:
     scenario = next(s for s in report["scenarios"] if s["id"] == "gateway/one-tool-call-streamed")
     frames = [f["event"] for f in scenario["observation"]["frames"]]
     assert frames[:2] == ["tool_call", "tool_result"] and frames[-2:] == ["message", "done"]
-    assert all(v["outcome"] in ("pass", "skip") for v in scenario["verdicts"])
+    assert all(v["outcome"] in ("pass", "skip", "info") for v in scenario["verdicts"])
     assert (tmp_path / "junit.xml").read_text().count("<testcase") == report["summary"]["scenarios"]
     print(f"streamproof run scenarios/gateway: {elapsed:.1f}s wall")
 

@@ -1,0 +1,136 @@
+"""The reference A2A client's seeded bugs ("mutants"), each one defect against the client seed.
+
+DESIGN.md: every check is proven twice, once by the reference passing it and once by a mutant
+failing it. A mutant is the reference client started with ``--bug NAME`` (or
+``STREAMPROOF_BUG=NAME``); it differs from the correct client in exactly one place, a small
+``if bug == ...`` hook in ``client.py``.
+
+Each entry names the seed passage it violates (seed ``001_a4aab3267c38e4f0``). ``SHOWCASE``
+names the bundled scenario where the intended requirement catches it. The registry is plain
+data with no a2a-sdk import, so checks and reports can name mutants cheaply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+__all__ = [
+    "BUGS",
+    "INTENDED",
+    "SHOWCASE",
+    "UnknownBugError",
+    "bug_names",
+    "check_bug",
+    "describe_bugs",
+]
+
+BUGS: Final[Mapping[str, str]] = {
+    "no-watchdog": (
+        "no idle watchdog: a quiet drop (a proxy's idle cut) goes unnoticed until the deadline"
+    ),
+    "resend-on-drop": (
+        "after a drop the original message is sent again instead of tasks/get + resubscribe: "
+        "a second task"
+    ),
+    "resubscribe-without-snapshot": (
+        "recovery resubscribes straight away, without the tasks/get snapshot"
+    ),
+    "resubscribe-after-terminal": (
+        "recovery resubscribes even when the snapshot shows the task already finished"
+    ),
+    "no-cancel-on-deadline": "on deadline the call reports a timeout without tasks/cancel",
+    "truncated-as-complete": (
+        "after a drop the buffer is neither rebuilt from a snapshot nor marked incomplete"
+    ),
+    "rejected-as-success": "REJECTED and UNKNOWN are reported as completed",
+    "append-from-task-too": (
+        "a Task event's artifacts are appended to the buffer as well as the updates'"
+    ),
+    "ignores-input-required": (
+        "INPUT_REQUIRED and AUTH_REQUIRED do not end the call: it waits on (until the deadline)"
+    ),
+    "finish-twice": "completion is not idempotent: the final update and the state each finish",
+    "parse-per-chunk": (
+        "structured (.json) artifacts are parsed on every chunk; a partial chunk fails the call"
+    ),
+    "gap-loss": (
+        "the recipe to the letter: nothing but the tasks/get snapshot rebuilds the buffer, so "
+        "chunks streamed between it and the resubscribe are lost"
+    ),
+    "follow-up-new-task": (
+        "the follow-up ignores STREAMPROOF_TASK_ID/CONTEXT_ID and starts a new task"
+    ),
+    "ignores-message": "a direct Message reply is not a completion condition",
+    "no-sse-accept": "streaming requests send Accept: application/json",
+}
+"""Mutant name -> one-line description of its single defect."""
+
+INTENDED: Final[Mapping[str, str]] = {
+    "no-watchdog": "A2A-C-RECOVERY",
+    "resend-on-drop": "A2A-C-NO-RESEND",
+    "resubscribe-without-snapshot": "A2A-C-SNAPSHOT-FIRST",
+    "resubscribe-after-terminal": "A2A-C-NO-RESUBSCRIBE-DONE",
+    "no-cancel-on-deadline": "A2A-C-CANCEL",
+    "truncated-as-complete": "A2A-C-ARTIFACTS-COMPLETE",
+    "rejected-as-success": "A2A-C-FAILURE-STATES",
+    "append-from-task-too": "A2A-C-REASSEMBLY",
+    "ignores-input-required": "A2A-C-INTERRUPTED",
+    "finish-twice": "A2A-C-COMPLETE-ONCE",
+    "parse-per-chunk": "A2A-C-STRUCTURED",
+    "gap-loss": "A2A-C-GAP",
+    "follow-up-new-task": "A2A-C-FOLLOW-UP",
+    "ignores-message": "A2A-C-DIRECT-MESSAGE",
+    "no-sse-accept": "A2A-C-HEADERS",
+}
+"""Mutant name -> the requirement that must catch it (the mutant matrix reads this)."""
+
+SHOWCASE: Final[Mapping[str, str]] = {
+    "no-watchdog": "a2a_client/summary-survives-proxy-timeout",
+    "resend-on-drop": "a2a_client/reset-mid-stream",
+    "resubscribe-without-snapshot": "a2a_client/reset-mid-stream",
+    "resubscribe-after-terminal": "a2a_client/task-finishes-while-disconnected",
+    "no-cancel-on-deadline": "a2a_client/deadline-and-cancel",
+    "truncated-as-complete": "a2a_client/chunk-lost-in-the-silence",
+    "rejected-as-success": "a2a_client/rejected",
+    "append-from-task-too": "a2a_client/chunk-lost-in-the-silence",
+    "ignores-input-required": "a2a_client/input-required-follow-up",
+    "finish-twice": "a2a_client/happy-path-1-0-wire",
+    "parse-per-chunk": "a2a_client/structured-output",
+    "gap-loss": "a2a_client/gap-between-snapshot-and-resubscribe",
+    "follow-up-new-task": "a2a_client/input-required-follow-up",
+    "ignores-message": "a2a_client/direct-message-reply",
+    "no-sse-accept": "a2a_client/happy-path-1-0-wire",
+}
+"""Mutant name -> the bundled scenario in which its intended requirement fails."""
+
+
+class UnknownBugError(ValueError):
+    """A ``--bug`` / ``STREAMPROOF_BUG`` value that names no client mutant."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown bug {name!r}; valid bugs: {', '.join(BUGS)}")
+        self.name = name
+
+
+def bug_names() -> list[str]:
+    """The mutant names, in registry order."""
+    return list(BUGS)
+
+
+def check_bug(name: str | None) -> str | None:
+    """Return ``name`` if it is a known mutant (``None`` or empty means the correct client)."""
+    if not name:
+        return None
+    if name not in BUGS:
+        raise UnknownBugError(name)
+    return name
+
+
+def describe_bugs() -> str:
+    """The ``--list-bugs`` text: one ``name  requirement  description`` line per mutant."""
+    width = max(len(name) for name in BUGS)
+    rwidth = max(len(r) for r in INTENDED.values())
+    return "\n".join(
+        f"{name:<{width}}  {INTENDED[name]:<{rwidth}}  {text}" for name, text in BUGS.items()
+    )

@@ -1,0 +1,190 @@
+"""A2A client scenario + client target -> observation -> verdicts.
+
+:class:`A2AClientEnvironment` owns what lives for a whole test process: the fake A2A server and
+the ``a2a`` link (the fault proxy) in front of it. :meth:`A2AClientEnvironment.run` loads one
+scenario into both (the script into the fake, the fault plan into the link), runs the client
+command once (and again for a follow-up turn), and records everything into an
+:class:`~harness.observation_a2a.A2AClientObservation`. Its interface matches
+:class:`~harness.runner.GatewayEnvironment`, so the plugin and the CLI dispatch on the
+scenario's kind::
+
+    env = A2AClientEnvironment(load_client_target(path), bug=None, time_scale=0.1)
+    await env.start()
+    result = await env.run(scenario)       # .observation, .verdicts
+    await env.close()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from harness.checks.a2a_client import check_a2a_client
+from harness.durations import TimeScale
+from harness.fakes.a2a import RPC_PATH, FakeA2AServer
+from harness.faults.proxy import InlineProxy
+from harness.observation_a2a import A2AClientObservation, ServerArtifact, ServerTask
+from harness.protocol import a2a
+from harness.scenario_a2a import A2AClientScenario
+from harness.targets.client import ClientTarget, run_client_turn
+from harness.targets.client_result import ClientRun
+from harness.targets.errors import TargetConfigError
+from harness.verdicts import Verdict
+
+__all__ = ["A2AClientEnvironment", "A2AClientScenarioResult"]
+
+MIN_PLAY_OUT_S: Final = 0.5
+_TURN_ENDS: Final = a2a.TERMINAL_STATES | a2a.INTERRUPTED_STATES
+SETTLE_S: Final = 2.0
+"""How long the harness waits after the last turn for the fake and the link to see the client's
+connections go (they notice within tens of milliseconds)."""
+
+
+@dataclass(frozen=True)
+class A2AClientScenarioResult:
+    observation: A2AClientObservation
+    verdicts: tuple[Verdict, ...]
+
+
+class A2AClientEnvironment:
+    """The fake A2A server and the ``a2a`` link, started once, loaded per scenario."""
+
+    def __init__(
+        self, target: ClientTarget, *, bug: str | None = None, time_scale: float = 1.0
+    ) -> None:
+        if bug is not None and target.bug_env is None:
+            raise TargetConfigError(
+                f"--bug {bug} needs a reference target; target {target.name!r} declares no bug_env"
+            )
+        self.target = target
+        self.bug = bug
+        self.scale = TimeScale(time_scale)
+        self.fake = FakeA2AServer()
+        self.link: InlineProxy | None = None
+        self._url: str | None = None
+
+    @property
+    def target_label(self) -> str:
+        return f"{self.target.name}[bug={self.bug}]" if self.bug else self.target.name
+
+    @property
+    def url(self) -> str:
+        """The agent's base URL as the client is given it (the link's address)."""
+        if self._url is None:
+            raise RuntimeError("A2AClientEnvironment.url before start")
+        return self._url
+
+    async def start(self) -> None:
+        fake_url = await self.fake.start()
+        link = InlineProxy("a2a", fake_url, time_scale=self.scale)
+        try:
+            self._url = await link.start()
+        except BaseException:
+            await self.fake.close()
+            raise
+        self.link = link
+
+    async def close(self) -> None:
+        if self.link is not None:
+            await self.link.close()
+            self.link = None
+        await self.fake.close()
+        self._url = None
+
+    async def run(self, scenario: A2AClientScenario) -> A2AClientScenarioResult:
+        link = self.link
+        if link is None or self._url is None:
+            raise RuntimeError("A2AClientEnvironment.run before start")
+        scale = self.scale
+        # The card advertises the link, so every call the client makes crosses it.
+        self.fake.load(scenario.script, time_scale=scale, public_url=self._url + RPC_PATH)
+        link.load(scenario.links.a2a)
+        t0 = time.monotonic()
+        self.fake.set_epoch(t0)
+        link.set_epoch(t0)
+        deadline, idle = scale(scenario.client.deadline), scale(scenario.client.idle)
+        grace = scale(scenario.limits.grace)
+
+        async def turn(
+            index: int, prompt: str, task_id: str | None, context_id: str | None
+        ) -> ClientRun:
+            return await run_client_turn(
+                self.target,
+                url=self._url or "",
+                prompt=prompt,
+                deadline_s=deadline,
+                idle_s=idle,
+                grace_s=grace,
+                epoch=t0,
+                turn=index,
+                task_id=task_id,
+                context_id=context_id,
+                bug=self.bug,
+            )
+
+        turns = [await turn(0, scenario.client.prompt, None, None)]
+        first = turns[0].result
+        if (
+            scenario.client.follow_up is not None
+            and first is not None
+            and first.status in ("input-required", "auth-required")
+            and first.task_id
+            and first.context_id
+        ):
+            turns.append(await turn(1, scenario.client.follow_up, first.task_id, first.context_id))
+        await self.fake.wait_quiet(SETTLE_S)
+        await link.wait_quiet(SETTLE_S)
+        await self._let_tasks_finish(max(grace, MIN_PLAY_OUT_S))
+        ledger = self.fake.ledger
+        observation = A2AClientObservation(
+            scenario=scenario.id,
+            target=self.target_label,
+            wire=scenario.server.wire,
+            resubscribe_snapshot=scenario.server.resubscribe_snapshot,
+            time_scale=scale.factor,
+            deadline_s=deadline,
+            idle_s=idle,
+            tolerance_s=scale(scenario.limits.tolerance),
+            turns=tuple(turns),
+            ledger=ledger,
+            link_events=tuple(link.events),
+            faults=scenario.links.a2a,
+            server_tasks=tuple(self._server_tasks(r.task_id for r in ledger.tasks)),
+            reply_text=scenario.reply.text if scenario.reply is not None else None,
+            follow_up=scenario.client.follow_up,
+            expect=scenario.expect,
+        )
+        return A2AClientScenarioResult(observation, tuple(check_a2a_client(observation)))
+
+    async def _let_tasks_finish(self, timeout: float) -> None:
+        """Give the fake's tasks up to ``timeout`` seconds to reach the end of their turn:
+        a task runs on its own clock after the client has gone, and a check may want what it
+        would have produced (a structured artifact the client failed on halfway, say)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            tasks = [self.fake.task(t.task_id) for t in self.fake.ledger.tasks]
+            if all(t is None or t.status.state in _TURN_ENDS for t in tasks):
+                return
+            await asyncio.sleep(0.02)
+
+    def _server_tasks(self, task_ids: Iterable[str]) -> list[ServerTask]:
+        out: list[ServerTask] = []
+        for task_id in task_ids:
+            task = self.fake.task(task_id)
+            if task is None:
+                continue
+            out.append(
+                ServerTask(
+                    task_id=task.id,
+                    context_id=task.context_id,
+                    state=task.status.state.value,
+                    artifacts=tuple(
+                        ServerArtifact(id=a.artifact_id, name=a.name, text=a2a.text_of(a.parts))
+                        for a in task.artifacts
+                    ),
+                )
+            )
+        return out

@@ -1,0 +1,261 @@
+"""A2A client scenarios (``kind: a2a-client``): what the fake agent does, which faults the
+``a2a`` link injects, how the client is called, and what must be observed.
+
+One document reads like the seed's worked example::
+
+    id: a2a_client/summary-survives-proxy-timeout
+    title: The seed's worked example, a summary that survives a proxy timeout
+    kind: a2a-client
+    requirements: [A2A-C-RECOVERY, A2A-C-SNAPSHOT-FIRST, A2A-C-ARTIFACTS-COMPLETE]
+    client: {deadline: 90s, idle: 20s, prompt: "Summarise the market in three sections"}
+    task:                                   # the fake A2A server's timeline (a2a_script.py)
+      - {at: 0s,  status: submitted}
+      - {at: 12s, artifact: {id: summary, text: "Section 1 ..."}}
+      - {at: 70s, artifact: {id: summary, append: true, text: "Section 3 ...", last: true}}
+      - {at: 78s, status: completed}
+    server: {wire: "0.3"}                   # optional; how the fake behaves
+    links:
+      a2a:
+        - {when: {rpc: message/stream, after: 40s}, do: stall}
+    expect:
+      result: {status: completed, artifacts: {summary: complete}}
+      ledger: [message/stream, tasks/get, tasks/resubscribe]
+      tasks_created: 1
+
+``task`` / ``reply`` / ``server`` are the fake server's script
+(:class:`~harness.fakes.a2a_script.A2AScript`, validated the same way); ``links.a2a`` is a
+fault plan (:class:`~harness.faults.plan.Fault`). ``client.follow_up`` is the user's answer
+for a second turn: when the first turn ends input-required or auth-required, the client is
+run again with it and the task and context ids of its first result.
+
+``expect.ledger`` is a pattern over the JSON-RPC methods the server received, one term per
+list item (or a space-separated string): a method name, ``a|b`` alternatives (optionally in
+parentheses) and a ``+``, ``*`` or ``?`` quantifier. 1.0 names are read as their 0.3
+equivalents (``SendStreamingMessage`` is ``message/stream``), so one pattern fits both wires.
+
+A parsed document is ``A2AClientScenario.model_validate(data)``; :class:`ScenarioError`
+locations come from the shared loader in :mod:`harness.scenario`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from harness.durations import Duration
+from harness.fakes.a2a_script import A2AScript, Reply, ServerBehaviour, Step
+from harness.faults.plan import Fault
+from harness.protocol.a2a import METHODS, op_of, version_of
+from harness.requirements import REGISTRY
+from harness.targets.client_result import ResultStatus
+
+__all__ = [
+    "A2AClientExpect",
+    "A2AClientLimits",
+    "A2AClientLinks",
+    "A2AClientScenario",
+    "ClientCall",
+    "ResultExpect",
+    "canonical_method",
+    "compile_ledger_pattern",
+    "ledger_matches",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --- the ledger pattern ------------------------------------------------------------------------
+
+_METHOD_NAME = r"[A-Za-z][A-Za-z0-9_/]*"
+_NAMES = rf"{_METHOD_NAME}(?:\|{_METHOD_NAME})*"
+_TERM = re.compile(rf"^(?:\(({_NAMES})\)|({_NAMES}))([+*?]?)$")
+
+
+def canonical_method(method: str) -> str:
+    """A JSON-RPC method in its 0.3 spelling (``GetTask`` -> ``tasks/get``); others as given."""
+    op = op_of(method)
+    return METHODS["0.3"][op] if op is not None else method
+
+
+def _terms(pattern: str | Sequence[str]) -> list[str]:
+    if isinstance(pattern, str):
+        return pattern.split()
+    return [t for item in pattern for t in str(item).split()]
+
+
+@lru_cache(maxsize=256)
+def _compile(terms: tuple[str, ...]) -> re.Pattern[str]:
+    if not terms:
+        raise ValueError("the ledger pattern is empty")
+    parts: list[str] = []
+    for term in terms:
+        match = _TERM.match(term)
+        if match is None:
+            raise ValueError(
+                f"bad term {term!r} in the ledger pattern: write JSON-RPC method names "
+                "(message/stream, tasks/get...), 'a|b' alternatives and an optional + * ? "
+                "quantifier"
+            )
+        grouped, bare, quantifier = match.groups()
+        names = (grouped or bare).split("|")
+        for name in names:
+            if version_of(name) is None:
+                raise ValueError(
+                    f"{name!r} in the ledger pattern is not an A2A JSON-RPC method "
+                    f"(e.g. {', '.join(METHODS['0.3'].values())})"
+                )
+        alternatives = "|".join(re.escape(canonical_method(n)) for n in names)
+        parts.append(f"(?:(?:{alternatives}) ){quantifier}")
+    return re.compile("".join(parts))
+
+
+def compile_ledger_pattern(pattern: str | Sequence[str]) -> re.Pattern[str]:
+    """A regex over ``" ".join(methods) + " "``; raises ValueError naming the bad term."""
+    return _compile(tuple(_terms(pattern)))
+
+
+def ledger_matches(pattern: str | Sequence[str], methods: Sequence[str]) -> bool:
+    """Whether the methods (either wire's spelling) match the pattern as a whole."""
+    names = "".join(f"{canonical_method(m)} " for m in methods)
+    return compile_ledger_pattern(pattern).fullmatch(names) is not None
+
+
+# --- the model ---------------------------------------------------------------------------------
+
+
+class ClientCall(_Model):
+    """How the client is called (``client:``)."""
+
+    deadline: Duration
+    """``STREAMPROOF_DEADLINE_S`` (scaled): the seed's call deadline."""
+    idle: Duration
+    """``STREAMPROOF_IDLE_S`` (scaled): the watchdog's idle limit."""
+    prompt: str = Field("Summarise the market in three sections", min_length=1)
+    follow_up: str | None = Field(None, min_length=1)
+    """The answer sent in a second turn when the first ends input-required/auth-required."""
+
+    @model_validator(mode="after")
+    def _sane(self) -> ClientCall:
+        if self.deadline <= 0:
+            raise ValueError("deadline must be a positive duration")
+        if not 0 < self.idle < self.deadline:
+            raise ValueError(
+                f"idle ({self.idle:g}s) must be positive and shorter than the deadline "
+                f"({self.deadline:g}s)"
+            )
+        return self
+
+
+ArtifactExpect = Literal["complete", "incomplete"]
+
+
+class ResultExpect(_Model):
+    status: ResultStatus | None = None
+    artifacts: dict[str, ArtifactExpect] = Field(default_factory=dict)
+    """Artifact id -> ``complete`` (the result has the server's full text and does not say
+    incomplete) or ``incomplete`` (the result says incomplete)."""
+
+
+class A2AClientExpect(_Model):
+    result: ResultExpect | None = None
+    """The first turn's result."""
+    follow_up: ResultExpect | None = None
+    """The follow-up turn's result."""
+    ledger: tuple[str, ...] | None = None
+    """A pattern over the JSON-RPC methods the server received, in order (all turns)."""
+    tasks_created: int | None = Field(None, ge=0)
+
+    @field_validator("ledger", mode="before")
+    @classmethod
+    def _split(cls, v: Any) -> Any:
+        return tuple(v.split()) if isinstance(v, str) else v
+
+    @field_validator("ledger")
+    @classmethod
+    def _compiles(cls, v: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if v is not None:
+            compile_ledger_pattern(v)
+        return v
+
+
+class A2AClientLimits(_Model):
+    tolerance: Duration = 5.0
+    """How late a timed action (recovery, the end of the call) may be, in scenario time. The
+    seed's watchdog "checks every few seconds". Checks never allow less than
+    :data:`~harness.checks.a2a_client.MIN_SLACK_S` real seconds."""
+    grace: Duration = 10.0
+    """How long past its deadline a client may run before the harness kills it (scaled, at
+    least 1 s)."""
+    run_timeout: Duration = 600.0
+    """The longest a whole scenario may take (scaled), every turn included."""
+
+
+class A2AClientLinks(_Model):
+    a2a: tuple[Fault, ...] = ()
+    """The fault plan of the hop between the client and the fake A2A server."""
+
+
+def _reply_shorthand(value: Any) -> Any:
+    return {"text": value} if isinstance(value, str) else value
+
+
+class A2AClientScenario(_Model):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.\-/]*$")
+    title: str = Field(min_length=1)
+    kind: Literal["a2a-client"] = "a2a-client"
+    requirements: tuple[str, ...] = Field(min_length=1)
+    """The requirements this scenario is built to test (every check runs anyway)."""
+    client: ClientCall
+    task: tuple[Step, ...] | None = None
+    reply: Annotated[Reply | None, BeforeValidator(_reply_shorthand)] = None
+    server: ServerBehaviour = Field(default_factory=ServerBehaviour)
+    links: A2AClientLinks = A2AClientLinks()
+    expect: A2AClientExpect = A2AClientExpect()
+    limits: A2AClientLimits = A2AClientLimits()
+
+    @field_validator("requirements")
+    @classmethod
+    def _known(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [r for r in v if r not in REGISTRY]
+        if unknown:
+            raise ValueError(f"unknown requirement id(s): {', '.join(unknown)}")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> A2AClientScenario:
+        # The fake's own validation: one of task/reply, times in order, nothing after a
+        # terminal state... (its messages name the step, e.g. task[4]).
+        try:
+            A2AScript(task=self.task, reply=self.reply, server=self.server)
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            raise ValueError(str(err["msg"]).removeprefix("Value error, ")) from None
+        if self.expect.follow_up is not None and self.client.follow_up is None:
+            raise ValueError("expect.follow_up needs client.follow_up, the answer to send")
+        turns = 2 if self.client.follow_up is not None else 1
+        needed = turns * (self.client.deadline + self.limits.grace)
+        if self.limits.run_timeout < needed:
+            raise ValueError(
+                f"limits.run_timeout ({self.limits.run_timeout:g}s) is shorter than the "
+                f"{turns} turn(s) may take ({needed:g}s: deadline + grace each)"
+            )
+        return self
+
+    @property
+    def script(self) -> A2AScript:
+        """The fake A2A server's script."""
+        return A2AScript(task=self.task, reply=self.reply, server=self.server)

@@ -1,0 +1,365 @@
+"""A2A client targets: the client under test as a command, and how one turn of it is run.
+
+A client target file is YAML (``reference-client.yaml`` beside this module is the bundled
+reference)::
+
+    kind: a2a-client
+    name: billing-service-client
+    command: ["java", "-jar", "build/libs/a2a-client.jar"]   # "{python}": the harness's python
+    env: {JAVA_TOOL_OPTIONS: "-Xshare:auto"}
+    startup_grace: 5s          # extra run time for a slow-booting runtime (a JVM); not scaled
+
+For every turn streamproof starts the command once with the contract's environment
+(``STREAMPROOF_A2A_URL``, ``STREAMPROOF_PROMPT``, ``STREAMPROOF_DEADLINE_S``,
+``STREAMPROOF_IDLE_S``, and on a follow-up ``STREAMPROOF_TASK_ID``/``STREAMPROOF_CONTEXT_ID``;
+durations already scaled), lets it run for at most its deadline plus a grace plus the
+``startup_grace``, and reads the LAST stdout line as the result
+(:mod:`harness.targets.client_result`). A missing or malformed result line, a crash or a hang
+is recorded as the turn's :class:`~harness.targets.client_result.ClientFailure`, with the tail of
+stdout and stderr; the process group is killed in every case, so nothing outlives the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Final, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.durations import Duration
+from harness.targets.client_result import (
+    ClientFailure,
+    ClientResult,
+    ClientRun,
+    FailureKind,
+    looks_like_result,
+    parse_result_line,
+)
+from harness.targets.errors import TargetConfigError, TargetError
+from harness.targets.process import OutputTail, TargetProcess
+
+__all__ = [
+    "DEFAULT_CLIENT_TARGET",
+    "ClientTarget",
+    "client_environment",
+    "load_client_target",
+    "run_client_turn",
+]
+
+DEFAULT_CLIENT_TARGET: Final = Path(__file__).with_name("reference-client.yaml")
+MIN_GRACE_S: Final = 1.0
+"""The least time past its deadline a client gets to print its result, whatever the scale."""
+DRAIN_S: Final = 2.0
+"""How long the harness reads a finished client's stdout for its last lines."""
+_TAIL_LINES: Final = 40
+_CONTRACT_PREFIX: Final = "STREAMPROOF_"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ClientTarget(_Model):
+    """An A2A client under test, started as a command once per turn."""
+
+    kind: Literal["a2a-client"] = "a2a-client"
+    name: str = Field("a2a-client", min_length=1)
+    command: tuple[str, ...] = Field(min_length=1)
+    """argv; ``{python}`` is replaced by the harness's interpreter."""
+    env: dict[str, str] = Field(default_factory=dict)
+    startup_grace: Duration = 0.0
+    """Real seconds added to every turn's bound for the runtime to boot (not scaled)."""
+    bug_env: str | None = None
+    """The environment variable through which ``--bug NAME`` reaches the target (references)."""
+
+    @field_validator("command")
+    @classmethod
+    def _non_empty(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if not v[0].strip():
+            raise ValueError("the command's program (its first word) is empty")
+        return v
+
+    @field_validator("env")
+    @classmethod
+    def _not_the_contract(cls, v: dict[str, str]) -> dict[str, str]:
+        taken = sorted(
+            k for k in v if k.startswith(_CONTRACT_PREFIX) and k not in ("STREAMPROOF_BUG",)
+        )
+        if taken:
+            raise ValueError(
+                f"{', '.join(taken)}: STREAMPROOF_* variables are set by streamproof for each "
+                "turn; remove them from env"
+            )
+        return v
+
+    def argv(self) -> list[str]:
+        return [sys.executable if part == "{python}" else part for part in self.command]
+
+
+def load_client_target(path: str | Path | None) -> ClientTarget:
+    """The target in ``path`` (default: the bundled reference client); raises
+    :class:`TargetConfigError` naming the file and the field."""
+    file = Path(path) if path is not None else DEFAULT_CLIENT_TARGET
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TargetConfigError(f"{file}: cannot read target file: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{file}:{mark.line + 1}" if mark is not None else str(file)
+        raise TargetConfigError(
+            f"{where}: malformed YAML: {getattr(exc, 'problem', exc)}"
+        ) from None
+    if not isinstance(data, dict):
+        raise TargetConfigError(f"{file}: a target file must be a mapping")
+    kind = data.get("kind", "a2a-client")
+    if kind != "a2a-client":
+        raise TargetConfigError(
+            f"{file}: kind: {kind!r} is not an A2A client target (expected 'a2a-client')"
+        )
+    try:
+        return ClientTarget.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(file)"
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        raise TargetConfigError(f"{file}: {loc}: {msg.removeprefix('Value error, ')}") from None
+
+
+def client_environment(
+    target: ClientTarget,
+    *,
+    url: str,
+    prompt: str,
+    deadline_s: float,
+    idle_s: float,
+    task_id: str | None = None,
+    context_id: str | None = None,
+    bug: str | None = None,
+) -> dict[str, str]:
+    """The process environment of one turn: the harness's own (minus ``STREAMPROOF_*``), the
+    target's ``env``, then the contract's variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_CONTRACT_PREFIX)}
+    env.update(target.env)
+    env.update(
+        {
+            "STREAMPROOF_A2A_URL": url,
+            "STREAMPROOF_PROMPT": prompt,
+            "STREAMPROOF_DEADLINE_S": f"{deadline_s:g}",
+            "STREAMPROOF_IDLE_S": f"{idle_s:g}",
+        }
+    )
+    if task_id is not None:
+        env["STREAMPROOF_TASK_ID"] = task_id
+    if context_id is not None:
+        env["STREAMPROOF_CONTEXT_ID"] = context_id
+    if bug is not None:
+        if target.bug_env is None:
+            raise TargetConfigError(
+                f"--bug {bug} needs a reference target; target {target.name!r} declares no bug_env"
+            )
+        env[target.bug_env] = bug
+    return env
+
+
+class _TimedOutput(OutputTail):
+    """The output tail, plus when each stdout line arrived and which ones were results."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last_stdout: tuple[float, str] | None = None
+        self.result_lines = 0
+        self.stdout: list[str] = []
+        self.stderr: list[str] = []
+
+    def add(self, stream: str, line: str) -> None:
+        super().add(stream, line)
+        keep = self.stdout if stream == "stdout" else self.stderr
+        keep.append(line)
+        del keep[:-_TAIL_LINES]
+        if stream == "stdout" and line.strip():
+            self.last_stdout = (time.monotonic(), line)
+            if looks_like_result(line):
+                self.result_lines += 1
+
+    def tails(self) -> tuple[str, str]:
+        return "\n".join(self.stdout), "\n".join(self.stderr)
+
+
+class _ClientProcess(TargetProcess):
+    """A turn's process: adds waiting for exit and for the end of its output."""
+
+    async def wait_exit(self, timeout: float) -> bool:
+        """Whether the process exited within ``timeout`` seconds."""
+        proc = self._proc
+        if proc is None:
+            return True
+        try:
+            await asyncio.wait_for(proc.wait(), max(timeout, 0.0))
+        except TimeoutError:
+            return False
+        return True
+
+    async def drain(self, timeout: float) -> None:
+        """Let the readers reach the end of stdout and stderr (a child that keeps the pipes
+        open is cut off after ``timeout`` seconds by :meth:`close`)."""
+        if self._readers:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    asyncio.shield(asyncio.gather(*self._readers, return_exceptions=True)),
+                    timeout,
+                )
+
+
+def _show(text: str) -> str:
+    return "\n".join(f"    {line}" for line in text.splitlines()) if text else "    (nothing)"
+
+
+def _failure(kind: FailureKind, what: str, stdout: str, stderr: str) -> ClientFailure:
+    return ClientFailure(
+        kind=kind, message=f"{what}\n  stdout:\n{_show(stdout)}\n  stderr:\n{_show(stderr)}"
+    )
+
+
+async def run_client_turn(
+    target: ClientTarget,
+    *,
+    url: str,
+    prompt: str,
+    deadline_s: float,
+    idle_s: float,
+    grace_s: float,
+    epoch: float,
+    turn: int = 0,
+    task_id: str | None = None,
+    context_id: str | None = None,
+    bug: str | None = None,
+) -> ClientRun:
+    """Run the client once and record what it did. ``deadline_s``, ``idle_s`` and ``grace_s``
+    are already scaled; ``epoch`` is the scenario's ``time.monotonic()`` origin.
+
+    The process may run ``deadline_s + max(grace_s, 1 s) + startup_grace``; then it is killed
+    and the turn is a ``hang``. Raises :class:`TargetConfigError` for a ``bug`` the target
+    cannot take; every other problem is recorded in the returned run's ``failure``.
+    """
+    env = client_environment(
+        target,
+        url=url,
+        prompt=prompt,
+        deadline_s=deadline_s,
+        idle_s=idle_s,
+        task_id=task_id,
+        context_id=context_id,
+        bug=bug,
+    )
+    bound = deadline_s + max(grace_s, MIN_GRACE_S) + target.startup_grace
+    process = _ClientProcess(target.name, target.argv(), env)
+    output = _TimedOutput()
+    process.output = output
+    t_start = time.monotonic()
+
+    def since(moment: float) -> float:
+        return round(moment - epoch, 4)
+
+    base: dict[str, object] = {
+        "turn": turn,
+        "prompt": prompt,
+        "task_id_given": task_id,
+        "context_id_given": context_id,
+        "deadline_s": deadline_s,
+        "idle_s": idle_s,
+        "bound_s": round(bound, 4),
+        "t_start": since(t_start),
+    }
+    try:
+        await process.start()
+    except TargetError as exc:
+        return ClientRun.model_validate(
+            {**base, "failure": ClientFailure(kind="start", message=str(exc))}
+        )
+    try:
+        exited = await process.wait_exit(bound - (time.monotonic() - t_start))
+        t_exit = time.monotonic()
+        if exited:
+            await process.drain(DRAIN_S)
+    finally:
+        await process.close(grace=1.0)
+    exit_code = process.returncode if exited else None
+    stdout, stderr = output.tails()
+    last = output.last_stdout
+    result: ClientResult | None = None
+    failure: ClientFailure | None = None
+    t_result: float | None = None
+    if last is not None:
+        try:
+            result = parse_result_line(last[1])
+            t_result = since(last[0])
+        except ValueError as exc:
+            problem = str(exc)
+            if not exited:
+                failure = _failure(
+                    "hang",
+                    f"the client was still running {bound:g}s after it started (deadline "
+                    f"{deadline_s:g}s + grace) and was killed; {problem}",
+                    stdout,
+                    stderr,
+                )
+            elif exit_code:
+                failure = _failure(
+                    "crash", f"the client exited with code {exit_code}; {problem}", stdout, stderr
+                )
+            else:
+                failure = _failure("bad-result", problem, stdout, stderr)
+    if result is None and failure is None:
+        if not exited:
+            failure = _failure(
+                "hang",
+                f"the client printed no result and was still running {bound:g}s after it "
+                f"started (deadline {deadline_s:g}s + grace); it was killed",
+                stdout,
+                stderr,
+            )
+        elif exit_code:
+            failure = _failure(
+                "crash",
+                f"the client exited with code {exit_code} without printing a result line",
+                stdout,
+                stderr,
+            )
+        else:
+            failure = _failure(
+                "no-result",
+                "the client exited without printing a result line (the last stdout line must "
+                "be the result JSON object)",
+                stdout,
+                stderr,
+            )
+    if result is not None and not exited:
+        # A result was printed, but the process did not exit: the call is over (the result is
+        # what counts), yet the contract says the client exits; the harness killed it.
+        failure = _failure(
+            "hang",
+            f"the client printed its result but was still running {bound:g}s after it started; "
+            "it was killed",
+            stdout,
+            stderr,
+        )
+    return ClientRun.model_validate(
+        {
+            **base,
+            "t_result": t_result,
+            "t_exit": since(t_exit),
+            "exit_code": exit_code,
+            "result": result,
+            "failure": failure,
+            "result_lines": output.result_lines,
+            "stdout_tail": stdout,
+            "stderr_tail": stderr,
+        }
+    )

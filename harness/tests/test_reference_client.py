@@ -1,0 +1,174 @@
+"""The reference A2A client against every bundled ``a2a_client`` scenario, its mutants against
+the scenarios that must catch them, and a real a2a-sdk client with no watchdog caught hanging.
+
+All of it runs through :class:`~harness.runner_a2a.A2AClientEnvironment`: a real fake A2A
+server, the real fault proxy, the client as a real subprocess. Time scale 0.1: the seed's
+90-second worked example takes nine seconds.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.reference.client_mutants import BUGS, INTENDED, SHOWCASE
+from harness.requirements import REGISTRY
+from harness.runner_a2a import A2AClientEnvironment, A2AClientScenarioResult
+from harness.scenario_a2a import A2AClientScenario
+from harness.targets.client import ClientTarget, load_client_target
+from harness.verdicts import Level, Outcome
+
+SCALE = 0.1
+FOLDER = Path(__file__).resolve().parents[2] / "scenarios" / "a2a_client"
+NO_WATCHDOG = Path(__file__).with_name("data") / "a2a_client_no_watchdog.py"
+
+
+def _scenarios() -> dict[str, A2AClientScenario]:
+    found: dict[str, A2AClientScenario] = {}
+    for file in sorted(FOLDER.glob("*.yaml")):
+        for doc in yaml.safe_load_all(file.read_text(encoding="utf-8")):
+            scenario = A2AClientScenario.model_validate(doc)
+            assert scenario.id not in found, f"duplicate scenario id {scenario.id}"
+            found[scenario.id] = scenario
+    return found
+
+
+SCENARIOS = _scenarios()
+
+
+async def _run(
+    scenario: A2AClientScenario,
+    *,
+    bug: str | None = None,
+    target: ClientTarget | None = None,
+    scale: float = SCALE,
+) -> A2AClientScenarioResult:
+    env = A2AClientEnvironment(target or load_client_target(None), bug=bug, time_scale=scale)
+    await env.start()
+    try:
+        return await env.run(scenario)
+    finally:
+        await env.close()
+
+
+def _report(result: A2AClientScenarioResult) -> str:
+    turns = "\n".join(
+        f"turn {t.turn}: {t.result or t.failure}\n{t.stderr_tail}" for t in result.observation.turns
+    )
+    verdicts = "\n".join(v.render() for v in result.verdicts if v.outcome is not Outcome.PASS)
+    return f"{verdicts}\n{turns}"
+
+
+def test_the_folder_holds_the_brief_scenarios() -> None:
+    names = {s.removeprefix("a2a_client/") for s in SCENARIOS}
+    assert {
+        "summary-survives-proxy-timeout",
+        "reset-mid-stream",
+        "drop-before-first-event",
+        "stream-502",
+        "direct-message-reply",
+        "input-required-follow-up",
+        "auth-required",
+        "rejected",
+        "unknown",
+        "failed",
+        "deadline-and-cancel",
+        "artifact-replace-vs-append",
+        "structured-output",
+        "happy-path-1-0-wire",
+    } <= names
+    assert set(SHOWCASE.values()) <= set(SCENARIOS)
+    assert set(BUGS) == set(INTENDED) == set(SHOWCASE)
+    assert set(INTENDED.values()) <= set(REGISTRY)
+
+
+@pytest.mark.parametrize("scenario_id", sorted(SCENARIOS))
+async def test_the_reference_passes_every_scenario(scenario_id: str) -> None:
+    result = await _run(SCENARIOS[scenario_id])
+    assert [v for v in result.verdicts if v.outcome is not Outcome.PASS] == [], _report(result)
+    assert len(result.observation.turns) == (2 if SCENARIOS[scenario_id].client.follow_up else 1)
+    if scenario_id == "a2a_client/summary-survives-proxy-timeout":
+        _as_the_seed_tells_it(result)
+
+
+def _as_the_seed_tells_it(result: A2AClientScenarioResult) -> None:
+    """The worked example's own times: the watchdog's snapshot about 60 s in (20 s after the
+    last event, at 39 s), the full artifact at about 78 s."""
+    obs = result.observation
+    first = min(r.t for r in obs.ledger.requests)
+    (turn,) = obs.turns
+    assert turn.t_result is not None
+    assert 76 <= (turn.t_result - first) / SCALE <= 84, _report(result)
+    (get,) = obs.ledger.gets
+    assert get.state == "working"
+    assert 57 <= (get.t - first) / SCALE <= 65, _report(result)
+
+
+@pytest.mark.parametrize("bug", sorted(BUGS))
+async def test_each_mutant_fails_its_intended_requirement(bug: str) -> None:
+    result = await _run(SCENARIOS[SHOWCASE[bug]], bug=bug)
+    intended = INTENDED[bug]
+    expected = Outcome.FAIL if REGISTRY[intended].level is Level.MUST else Outcome.NON_STRICT
+    hits = [v for v in result.verdicts if v.requirement == intended and v.outcome is expected]
+    assert hits, f"{bug} was not caught by {intended}:\n{_report(result)}"
+    assert hits[0].message.startswith(f"{intended}: ")
+
+
+async def test_a_resend_after_an_early_drop_fails_early_drop_too() -> None:
+    result = await _run(SCENARIOS["a2a_client/drop-before-first-event"], bug="resend-on-drop")
+    failed = {v.requirement: v for v in result.verdicts if v.outcome is Outcome.FAIL}
+    assert {"A2A-C-EARLY-DROP", "A2A-C-NO-RESEND"} <= set(failed), _report(result)
+    assert "sent its message again after the early drop" in failed["A2A-C-EARLY-DROP"].message
+    assert len(result.observation.ledger.tasks) > 1  # every resend started a task
+
+
+async def test_the_recipe_to_the_letter_fails_no_must() -> None:
+    """gap-loss is the seed's recipe without what the reference adds: only the SHOULD says no."""
+    result = await _run(
+        SCENARIOS["a2a_client/gap-between-snapshot-and-resubscribe"], bug="gap-loss"
+    )
+    assert [v.requirement for v in result.verdicts if v.outcome is not Outcome.PASS] == [
+        "A2A-C-GAP"
+    ], _report(result)
+
+
+async def test_a_real_sdk_client_without_a_watchdog_is_caught_hanging() -> None:
+    naive = ClientTarget(name="naive-sdk-client", command=(sys.executable, str(NO_WATCHDOG)))
+    scale = 0.05  # the worked example: a 4.5 s deadline, the stall 2 s in
+    result = await _run(
+        SCENARIOS["a2a_client/summary-survives-proxy-timeout"], target=naive, scale=scale
+    )
+    failed = {v.requirement: v for v in result.verdicts if v.outcome is Outcome.FAIL}
+    assert {"A2A-C-RESULT", "A2A-C-RECOVERY", "A2A-C-DEADLINE"} <= set(failed), _report(result)
+    recovery = failed["A2A-C-RECOVERY"].message
+    assert recovery.startswith("A2A-C-RECOVERY: the call: message/stream went quiet (stall)")
+    assert (
+        "never recovered: it waited" in recovery
+        and "scenario time) until it was stopped" in recovery
+    )
+    assert failed["A2A-C-RESULT"].message.count("was killed") == 1
+    (turn,) = result.observation.turns
+    assert turn.failure is not None and turn.failure.kind == "hang"
+    assert not result.observation.ledger.gets  # it never asked for a snapshot
+
+
+@pytest.fixture
+async def env() -> AsyncIterator[A2AClientEnvironment]:
+    environment = A2AClientEnvironment(load_client_target(None), time_scale=SCALE)
+    await environment.start()
+    yield environment
+    await environment.close()
+
+
+async def test_one_environment_runs_scenarios_back_to_back(env: A2AClientEnvironment) -> None:
+    for scenario_id in ("a2a_client/rejected", "a2a_client/direct-message-reply"):
+        result = await env.run(SCENARIOS[scenario_id])
+        assert all(v.outcome is Outcome.PASS for v in result.verdicts), _report(result)
+        assert result.observation.target == "reference-client"
+        obs = result.observation
+        assert type(obs).model_validate(obs.model_dump(mode="json")) == obs
+    assert env.target_label == "reference-client"
