@@ -85,6 +85,7 @@ from harness.fakes.a2a_script import (
     StatusStep,
     Step,
 )
+from harness.fakes.serving import serve
 from harness.protocol import a2a
 
 __all__ = ["FakeA2AServer"]
@@ -93,7 +94,6 @@ logger = logging.getLogger(__name__)
 
 _POLL: Final = 0.02
 """Seconds between checks of a client's connection while the fake waits."""
-_MAX_BODY: Final = 16 * 1024 * 1024
 _EXCERPT: Final = 500
 RPC_PATH: Final = "/"
 """The JSON-RPC endpoint (a2a-sdk's default ``rpc_url``)."""
@@ -285,18 +285,9 @@ class FakeA2AServer:
         """Serve on ``host:port`` (port 0: any free port); returns the base URL."""
         if self._runner is not None:
             raise RuntimeError("the fake A2A server is already running")
-        app = web.Application(client_max_size=_MAX_BODY)
-        app.router.add_route("*", "/{tail:.*}", self._handle)
-        runner = web.AppRunner(
-            app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0
-        )
-        await runner.setup()
-        site = web.TCPSite(runner, host, port)
-        await site.start()
+        runner, self._base_url = await serve(self._handle, host, port)
         self._stopping = False
         self._runner = runner
-        bound = runner.addresses[0]
-        self._base_url = f"http://{host}:{bound[1]}"
         return self._base_url
 
     async def close(self) -> None:

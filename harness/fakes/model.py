@@ -39,6 +39,7 @@ from typing import Any
 from aiohttp import web
 
 from harness.durations import TimeScale
+from harness.fakes.serving import serve
 from harness.observation import ModelCall
 from harness.protocol import gemini
 from harness.scenario import ModelTurn
@@ -47,7 +48,6 @@ __all__ = ["FakeModel"]
 
 _POLL = 0.02
 """Seconds between checks of the caller's connection while a delay runs."""
-_MAX_BODY = 64 * 1024 * 1024
 """Long agent histories exceed aiohttp's 1 MiB default request size."""
 
 
@@ -134,18 +134,9 @@ class FakeModel:
         """Serve on ``host:port`` (port 0: any free port); returns the base URL."""
         if self._runner is not None:
             raise RuntimeError("the fake model is already running")
-        app = web.Application(client_max_size=_MAX_BODY)
-        app.router.add_route("*", "/{tail:.*}", self._handle)
-        runner = web.AppRunner(
-            app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0
-        )
-        await runner.setup()
-        site = web.TCPSite(runner, host, port)
-        await site.start()
+        runner, self._base_url = await serve(self._handle, host, port)
         self._stopping = False
         self._runner = runner
-        bound = runner.addresses[0]
-        self._base_url = f"http://{host}:{bound[1]}"
         return self._base_url
 
     async def close(self) -> None:

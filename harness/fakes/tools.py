@@ -16,6 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
+from harness.fakes.serving import serve
 from harness.observation import ToolCall
 from harness.scenario import MARKER_PLACEHOLDER
 
@@ -54,17 +55,11 @@ class FakeTools:
         """Serve on ``host:port`` (port 0: any free port); returns the base URL."""
         if self._runner is not None:
             raise RuntimeError("the fake tool service is already running")
-        app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_post("/{tool}", self._handle)
-        runner = web.AppRunner(
-            app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0
+        self._runner, base_url = await serve(
+            self._handle, host, port, route="/{tool}", method="POST"
         )
-        await runner.setup()
-        site = web.TCPSite(runner, host, port)
-        await site.start()
-        self._runner = runner
-        self._base_url = f"http://{host}:{runner.addresses[0][1]}"
-        return self._base_url
+        self._base_url = base_url
+        return base_url
 
     async def close(self) -> None:
         runner, self._runner = self._runner, None

@@ -29,8 +29,7 @@ import time
 from pathlib import Path
 from typing import Final, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harness.durations import Duration
 from harness.targets.client_result import (
@@ -42,6 +41,7 @@ from harness.targets.client_result import (
     parse_result_line,
 )
 from harness.targets.errors import TargetConfigError, TargetError
+from harness.targets.files import load_target_file
 from harness.targets.process import OutputTail, TargetProcess
 
 __all__ = [
@@ -106,30 +106,7 @@ def load_client_target(path: str | Path | None) -> ClientTarget:
     """The target in ``path`` (default: the bundled reference client); raises
     :class:`TargetConfigError` naming the file and the field."""
     file = Path(path) if path is not None else DEFAULT_CLIENT_TARGET
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TargetConfigError(f"{file}: cannot read target file: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{file}:{mark.line + 1}" if mark is not None else str(file)
-        raise TargetConfigError(
-            f"{where}: malformed YAML: {getattr(exc, 'problem', exc)}"
-        ) from None
-    if not isinstance(data, dict):
-        raise TargetConfigError(f"{file}: a target file must be a mapping")
-    kind = data.get("kind", "a2a-client")
-    if kind != "a2a-client":
-        raise TargetConfigError(
-            f"{file}: kind: {kind!r} is not an A2A client target (expected 'a2a-client')"
-        )
-    try:
-        return ClientTarget.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(file)"
-        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-        raise TargetConfigError(f"{file}: {loc}: {msg.removeprefix('Value error, ')}") from None
+    return load_target_file(file, ClientTarget, "a2a-client")
 
 
 def client_environment(

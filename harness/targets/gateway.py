@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Literal
 
 import aiohttp
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness.durations import Duration
 from harness.targets.errors import TargetConfigError, TargetError
+from harness.targets.files import load_target_file
 from harness.targets.process import TargetProcess
 
 DEFAULT_TARGET = Path(__file__).with_name("reference-gateway.yaml")
@@ -109,25 +109,7 @@ class GatewayTarget(_Model):
 
 def load_target(path: str | Path | None) -> GatewayTarget:
     file = Path(path) if path is not None else DEFAULT_TARGET
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TargetConfigError(f"{file}: cannot read target file: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{file}:{mark.line + 1}" if mark is not None else str(file)
-        raise TargetConfigError(
-            f"{where}: malformed YAML: {getattr(exc, 'problem', exc)}"
-        ) from None
-    if not isinstance(data, dict):
-        raise TargetConfigError(f"{file}: a target file must be a mapping")
-    try:
-        return GatewayTarget.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(file)"
-        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-        raise TargetConfigError(f"{file}: {loc}: {msg}") from None
+    return load_target_file(file, GatewayTarget, "gateway")
 
 
 def _free_port() -> int:

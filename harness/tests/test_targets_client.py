@@ -239,7 +239,7 @@ def test_the_bundled_reference_target_loads() -> None:
         ("kind: a2a-client\nname: x\n", "command: Field required"),
         ("kind: a2a-client\ncommand: []\n", "command: Tuple should have at least 1 item"),
         ("kind: a2a-client\ncommand: [java]\nport: 8080\n", "port: unknown key"),
-        ("kind: gateway\ncommand: [java]\n", "not an A2A client target"),
+        ("kind: gateway\ncommand: [java]\n", "kind: expected 'a2a-client', found 'gateway'"),
         (
             "command: [java]\nenv: {STREAMPROOF_A2A_URL: http://x}\n",
             "STREAMPROOF_A2A_URL: STREAMPROOF_* variables are set by streamproof",
