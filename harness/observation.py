@@ -108,6 +108,9 @@ class GatewayObservation(_Record):
     frames: tuple[Frame, ...] = ()
     model_calls: tuple[ModelCall, ...] = ()
     tool_calls: tuple[ToolCall, ...] = ()
+    service_tools: tuple[str, ...] | None = None
+    """The tools the fake tool service serves; a call to any other name (an agent transfer,
+    a sub-agent used as a tool) is answered inside ADK. ``None``: unknown."""
     history: tuple[dict[str, Any], ...] | None = None
     history_error: str | None = None
     history_read_at: float | None = None

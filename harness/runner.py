@@ -30,6 +30,8 @@ from harness.targets.errors import TargetConfigError, TargetError
 from harness.targets.gateway import GatewayTarget, RunningGateway, start_gateway
 from harness.verdicts import Verdict
 
+CONTRACT_TOOL = "lookupOrder"
+"""The tool every conformance gateway's agent has (DESIGN.md, the gateway contract)."""
 MIN_RUN_TIMEOUT = 10.0
 """The harness waits at least this long for a stream to end, whatever the time scale."""
 MIN_DISPOSE_WITHIN = 0.5
@@ -207,6 +209,7 @@ class GatewayEnvironment:
             frames=tuple(frames),
             model_calls=model_calls,
             tool_calls=tool_calls,
+            service_tools=tuple(sorted({*scenario.tools, CONTRACT_TOOL})),
             history=history,
             history_error=history_error,
             history_read_at=round(history_read_at, 4),

@@ -37,8 +37,10 @@ __all__ = [
 ]
 
 
-ADK_INTERNAL = frozenset({"transfer_to_agent"})
-"""Function calls ADK answers itself (agent transfer): they never reach the tool service."""
+ADK_INTERNAL = frozenset({"transfer_to_agent", "finish_task"})
+"""Function calls ADK answers itself (agent transfer, a task agent finishing): they never
+reach the tool service. Agent tools (a sub-agent exposed as a tool) are answered by ADK too;
+``obs.service_tools`` tells which names the tool service really serves."""
 
 
 def _names(call: ModelCall) -> list[str]:
@@ -149,13 +151,19 @@ def tool_once_verdicts(obs: GatewayObservation) -> list[Verdict]:
     The worked example: "the flow runs the tool exactly once from the aggregate too". At most
     once per function call in a completed model answer (an error-coded aggregate may still run
     its tools), and, when the run completed with ``done``, at least once per call of a clean
-    aggregate (``transfer_to_agent`` aside: ADK answers it without calling a tool).
+    aggregate to a tool the tool service serves (ADK answers agent transfers and agent tools
+    itself, without calling the service).
     """
     rid = "GW-TOOL-ONCE"
     delivered = [c for c in obs.model_calls if c.completed and c.error_sent is None]
     most = Counter(n for c in delivered for n in _names(c))
+    served = obs.service_tools
     least = Counter(
-        n for c in obs.model_calls if _aggregated(c) for n in _names(c) if n not in ADK_INTERNAL
+        n
+        for c in obs.model_calls
+        if _aggregated(c)
+        for n in _names(c)
+        if (n in served if served is not None else n not in ADK_INTERNAL)
     )
     ran = Counter(t.tool for t in obs.tool_calls)
     done = ended_with_done(obs)

@@ -1,4 +1,5 @@
-"""The reference gateway's ADK side: the ``support`` agent, its ``lookupOrder`` tool, the runner.
+"""The reference gateway's ADK side: the ``support`` agent, its ``lookupOrder`` tool, its
+sub-agents, the runner.
 
 The seed's worked example (``000_08c89244bc50b181``, "Worked example: one tool call, streamed")
 is a support agent with one tool, ``lookupOrder``, asked "Where is order 1042?". DESIGN.md
@@ -10,6 +11,25 @@ returns the JSON answer, and the model is Gemini reached through ``GOOGLE_GEMINI
 Everything is real google-adk 2.13: ``LlmAgent``, ``Runner`` and ADK's own SQLite session store,
 so what the gateway streams and what ``/history`` returns is ADK's behaviour, not a model of it.
 The only non-ADK behaviour is the ``persist-partials`` mutant's session service below.
+
+Multi-agent (the seed: "A multi-agent run can produce several final responses, from different
+authors, before the Flowable completes"). ``support`` stays the root and the agent a
+single-agent turn talks to; it has two sub-agents on the same model, one per way ADK 2.13 hands
+work to another agent (measured against the fake model, see :func:`build_agent`):
+
+* ``billing`` is reached by **agent transfer**: the model calls ``transfer_to_agent``, ADK
+  answers the call itself (a function-response event by ``support`` whose
+  ``actions.transfer_to_agent`` is ``billing``), ``support``'s flow ends and ``billing`` runs
+  in the same invocation, its partials and aggregate authored ``billing``. A transfer is a
+  hand-off, not a call: the run ends with the last agent's answer, so a transfer chain yields
+  exactly one final response.
+* ``courier`` is a ``single_turn`` sub-agent, which ADK exposes to ``support`` as a tool named
+  ``courier``: it runs inline, its answer is a **final response authored** ``courier``, its
+  text goes back to ``support`` as the function response, and ``support`` then answers with a
+  final response of its own. That is the smallest ADK 2.13 structure found that gives several
+  final responses from different authors in one run (a ``SequentialAgent`` transfer target also
+  does, but ``SequentialAgent`` is deprecated in 2.13; a ``task``-mode sub-agent ends with a
+  ``finish_task`` call, which is not a final response).
 """
 
 from __future__ import annotations
@@ -33,9 +53,24 @@ TOOL_NAME = "lookupOrder"
 TOOL_TIMEOUT_S = 10.0
 """Bound on one tool-service request; a hung tool must not hold a turn forever."""
 
+BILLING_NAME = "billing"
+COURIER_NAME = "courier"
+
 INSTRUCTION = (
     "You are a customer-support agent for an online shop. When the user asks about an order, "
     "call lookupOrder with the order id and answer from its result. Be brief and factual."
+)
+BILLING_DESCRIPTION = "Handles refunds, invoices and payments."
+BILLING_INSTRUCTION = (
+    "You are the billing desk of an online shop. Answer questions about refunds, invoices and "
+    "payments. Be brief and factual."
+)
+COURIER_DESCRIPTION = "Asks the courier about a parcel in transit and reports what it says."
+COURIER_INSTRUCTION = (
+    # ADK gives a single_turn agent no identity line (flows/llm_flows/prompt/_identity.py skips
+    # it), so the agent names itself, in the words ADK uses for every other agent.
+    f'Your internal name is "{COURIER_NAME}". You relay the courier\'s tracking desk: given a '
+    "parcel question, answer with the delivery status in one sentence."
 )
 
 
@@ -84,11 +119,42 @@ def make_lookup_order(tool_url: str) -> Callable[[str], Awaitable[dict[str, Any]
 
 
 def build_agent(tool_url: str) -> LlmAgent:
+    """The root ``support`` agent with its ``lookupOrder`` tool and two sub-agents.
+
+    What ADK 2.13 does with them, as measured against the fake model (SSE mode):
+
+    * ``transfer_to_agent(agent_name="billing")``: ``support``'s partials, then its aggregate
+      (text and the call; not final), then ADK's own function response (author ``support``,
+      ``actions.transfer_to_agent == "billing"``, not final), then ``billing``'s partials and
+      its aggregate, the one final response of the run. The tool service is never called.
+    * a call of the ``courier`` tool: ``support``'s aggregate (not final), then ``courier``'s
+      partials and aggregate (final, author ``courier``), then the function response by
+      ``support`` carrying ``courier``'s text (not final), then ``support``'s partials and
+      aggregate (final): two final responses, from two authors, before the run ends.
+
+    Sub-agents take no ``model``: ADK gives them the root's.
+    """
+    billing = LlmAgent(
+        name=BILLING_NAME,
+        description=BILLING_DESCRIPTION,
+        instruction=BILLING_INSTRUCTION,
+    )
+    courier = LlmAgent(
+        name=COURIER_NAME,
+        mode="single_turn",
+        description=COURIER_DESCRIPTION,
+        instruction=COURIER_INSTRUCTION,
+        # A delegate answers its caller; without these ADK would also offer it
+        # transfer_to_agent (to support and billing).
+        disallow_transfer_to_parent=True,
+        disallow_transfer_to_peers=True,
+    )
     return LlmAgent(
         name=AGENT_NAME,
         model=Gemini(model=MODEL_NAME),
         instruction=INSTRUCTION,
         tools=[make_lookup_order(tool_url)],
+        sub_agents=[billing, courier],
     )
 
 

@@ -82,21 +82,24 @@ def event_frames(event: Event, bug: str | None = None) -> list[Frame]:
     once, later, from the aggregate); a non-partial event with function calls yields its text as a
     non-final ``message`` and then ``tool_call``; function responses yield a ``tool_result``
     *count*; any other text is a ``message`` carrying the event id and ``is_final_response()``.
+    Every ``delta`` and ``message`` names the event's own author: in a multi-agent run the
+    browser keys its draft by author, and one run holds text by several agents.
     """
     text = event_text(event)
+    author = AGENT_NAME if bug == "author-from-root" else event.author
     if event.error_code and bug != "swallow-error-event":
         return [("error", {"code": str(event.error_code)})]
     if event.partial:
         frames: list[Frame] = []
         if text:
-            frames.append(("delta", {"author": event.author, "text": text}))
+            frames.append(("delta", {"author": author, "text": text}))
         if bug == "tool-call-from-partial" and event.get_function_calls():
             frames.append(("tool_call", {"names": _call_names(event)}))
         return frames
     if event.get_function_calls():
         frames = []
         if text:
-            frames.append(("message", {"author": event.author, "text": text, "final": False}))
+            frames.append(("message", {"author": author, "text": text, "final": False}))
         frames.append(("tool_call", {"names": _call_names(event)}))
         return frames
     responses = event.get_function_responses()
@@ -107,12 +110,12 @@ def event_frames(event: Event, bug: str | None = None) -> list[Frame]:
         return [("tool_result", payload)]
     if text:
         if bug == "aggregate-as-delta":
-            return [("delta", {"author": event.author, "text": text})]
+            return [("delta", {"author": author, "text": text})]
         return [
             (
                 "message",
                 {
-                    "author": event.author,
+                    "author": author,
                     "id": event.id,
                     "text": text,
                     "final": event.is_final_response(),

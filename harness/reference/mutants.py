@@ -49,6 +49,11 @@ BUGS: Final[Mapping[str, str]] = {
     "persist-draft-on-error": (
         "when the run fails mid-answer, the deltas shown so far are stored as the answer"
     ),
+    "author-from-root": (
+        "delta and message frames always name the root agent (support) as their author, not "
+        "the event's: a sub-agent's text is shown as the coordinator's, so a browser cannot key "
+        "its draft by author (seed: 'Keying the draft by author matters in multi-agent runs')"
+    ),
 }
 """Mutant name -> one-line description of its single defect."""
 
@@ -69,6 +74,7 @@ INTENDED: Final[Mapping[str, str]] = {
     "no-dispose": "GW-DISPOSE",
     "dispose-on-write-only": "GW-DISPOSE",
     "persist-draft-on-error": "GW-NO-HALF-RECORD",
+    "author-from-root": "GW-ANSWER-AS-MESSAGE",
 }
 """Mutant name -> the requirement that must catch it (the mutant matrix reads this)."""
 

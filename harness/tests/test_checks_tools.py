@@ -256,3 +256,19 @@ def test_the_budget_is_judged_even_without_a_stream() -> None:
     assert_skips(
         llm_budget_verdicts(observation(response=broken)), "GW-LLM-BUDGET", "no event stream"
     )
+
+
+def test_agent_tools_answered_inside_adk_are_not_owed_to_the_tool_service() -> None:
+    # A sub-agent used as a tool ("courier") is run by ADK itself: the tool service never
+    # sees it, so only the tools the service serves are owed an execution.
+    from harness.checks.tools import tool_once_verdicts
+    from harness.tests.gateway_observations import LOOKUP, assert_fails, assert_passes
+    from harness.tests.gateway_observations import model_call as call
+    from harness.tests.gateway_observations import worked_example as example
+
+    courier = {"name": "courier", "args": {"request": "where?"}}
+    calls = (call(0, calls=[LOOKUP]), call(1, calls=[courier]), call(2, text="Monday."))
+    obs = example(model_calls=calls, service_tools=("lookupOrder",), expect=GatewayExpect())
+    assert_passes(tool_once_verdicts(obs), "GW-TOOL-ONCE")
+    unknown = example(model_calls=calls, service_tools=None, expect=GatewayExpect())
+    assert_fails(tool_once_verdicts(unknown), "GW-TOOL-ONCE", "courier ran 0 time(s)")

@@ -71,6 +71,18 @@ HTTP_ERROR = turns({"http_error": {"code": 500, "status": "INTERNAL"}})
 RUNAWAY = turns({"chunks": [CALL_1042], "times": "forever"})
 SLOW = turns({"chunks": [f"chunk {i} " for i in range(40)], "chunk_delay": 0.25})
 TOOL_PAYLOADS = {"lookupOrder": {"status": "shipped", "eta": "Monday", "secret": "{{marker}}"}}
+TO_BILLING = {"function_call": {"name": "transfer_to_agent", "args": {"agent_name": "billing"}}}
+ASK_COURIER = {"function_call": {"name": "courier", "args": {"request": "Where is parcel 1042?"}}}
+HANDOVER, REFUND = "Refunds are for billing. ", ("Your refund ", "was issued yesterday.")
+TRANSFER = turns({"chunks": [HANDOVER, TO_BILLING]}, {"chunks": list(REFUND)})
+ASKING, PARCEL, ARRIVES = (
+    "Let me ask the courier. ",
+    ("Parcel 1042 ", "is out."),
+    ("Due ", "today."),
+)
+SEVERAL_FINALS = turns(
+    {"chunks": [ASKING, ASK_COURIER]}, {"chunks": list(PARCEL)}, {"chunks": list(ARRIVES)}
+)
 
 
 # --- SSE reading (strict: exactly the seed's id / event / data shape) ---------------------------
@@ -359,6 +371,18 @@ def test_mutant_branches_of_the_mapping() -> None:
     assert [f[0] for f in swallowed] == ["message"]
 
 
+def test_text_frames_name_the_event_author() -> None:
+    """A sub-agent's text is shown under its own name; the mutant names the root instead."""
+    partial = Event(
+        author="billing", content=types.Content(role="model", parts=[TEXT]), partial=True
+    )
+    aggregate = Event(author="billing", content=types.Content(role="model", parts=[TEXT]))
+    assert event_frames(partial)[0][1]["author"] == "billing"
+    assert event_frames(aggregate)[0][1]["author"] == "billing"
+    for event in (partial, aggregate):
+        assert event_frames(event, "author-from-root")[0][1]["author"] == "support"
+
+
 def test_encode_frame_is_one_sse_event() -> None:
     assert encode_frame("7", "done", {}) == b"id: 7\nevent: done\ndata: {}\n\n"
     line = encode_frame("1", "delta", {"text": "a\nb"}).split(b"\n")[2]
@@ -533,6 +557,93 @@ async def test_text_with_a_call_gets_a_fresh_id_per_frame(
     assert chat.frames[1].data == {"author": "support", "text": "Let me check.", "final": False}
     assert [f.id for f in chat.frames] == [str(n) for n in range(1, 8)]
     assert tools.count("lookupOrder") == 1
+
+
+def texts(chat: Chat) -> list[tuple[str, Any, Any, Any]]:
+    """Each frame as (type, author, text, final): what the seed's reducer reads."""
+    return [
+        (f.type, f.data.get("author"), f.data.get("text"), f.data.get("final")) for f in chat.frames
+    ]
+
+
+def stored(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return list(zip(history_kinds(events), [e["author"] for e in events], strict=True))
+
+
+@on_module_loop
+async def test_transfer_hands_over_to_a_sub_agent_under_its_own_name(
+    reference: Gateway, model: FakeModel, tools: FakeTools
+) -> None:
+    """support streams, calls transfer_to_agent, and billing's partials follow support's
+    aggregate: ADK answers the transfer itself and billing's answer is the one final."""
+    load(model, tools, TRANSFER)
+    session = new_session()
+    chat = await reference.chat(session, "Where is my refund?")
+    refund = "".join(REFUND)
+    assert texts(chat) == [
+        ("delta", "support", HANDOVER, None),
+        ("message", "support", HANDOVER, False),
+        ("tool_call", None, None, None),
+        ("tool_result", None, None, None),
+        ("delta", "billing", REFUND[0], None),
+        ("delta", "billing", REFUND[1], None),
+        ("message", "billing", refund, True),
+        ("done", None, None, None),
+    ]
+    assert chat.frames[2].data == {"names": ["transfer_to_agent"]}
+    assert [c.agent for c in model.calls] == ["support", "billing"]
+    assert tools.calls == []  # ADK answers transfer_to_agent itself
+    _, history = await reference.history(session)
+    events = history["events"]
+    assert stored(events) == [
+        ("user", "user"),
+        ("function_call", "support"),
+        ("function_response", "support"),
+        ("text", "billing"),
+    ]
+    assert events[2]["actions"]["transferToAgent"] == "billing"
+    assert events[-1]["content"]["parts"][0]["text"] == refund
+    assert events[-1]["id"] == chat.frames[6].data["id"]
+
+
+@on_module_loop
+async def test_a_single_turn_sub_agent_gives_a_second_final_before_done(
+    reference: Gateway, model: FakeModel, tools: FakeTools
+) -> None:
+    """support asks its single_turn sub-agent courier: courier's answer is a final response,
+    control returns, and support's answer is another one, both before done."""
+    load(model, tools, SEVERAL_FINALS)
+    session = new_session()
+    chat = await reference.chat(session)
+    parcel, arrives = "".join(PARCEL), "".join(ARRIVES)
+    assert texts(chat) == [
+        ("delta", "support", ASKING, None),
+        ("message", "support", ASKING, False),
+        ("tool_call", None, None, None),
+        ("delta", "courier", PARCEL[0], None),
+        ("delta", "courier", PARCEL[1], None),
+        ("message", "courier", parcel, True),
+        ("tool_result", None, None, None),
+        ("delta", "support", ARRIVES[0], None),
+        ("delta", "support", ARRIVES[1], None),
+        ("message", "support", arrives, True),
+        ("done", None, None, None),
+    ]
+    assert chat.frames[2].data == {"names": ["courier"]}
+    assert [c.agent for c in model.calls] == ["support", "courier", "support"]
+    assert tools.calls == []  # ADK runs the sub-agent; the tool service is never asked
+    _, history = await reference.history(session)
+    events = history["events"]
+    assert stored(events) == [
+        ("user", "user"),
+        ("function_call", "support"),
+        ("text", "courier"),
+        ("function_response", "support"),
+        ("text", "support"),
+    ]
+    assert events[3]["content"]["parts"][0]["functionResponse"]["response"] == {"result": parcel}
+    finals = [(f.data["author"], f.data["id"]) for f in chat.frames if f.data.get("final") is True]
+    assert finals == [("courier", events[2]["id"]), ("support", events[4]["id"])]
 
 
 @on_module_loop
@@ -902,3 +1013,29 @@ async def test_mutant_persist_draft_on_error(
         p.get("text") for e in history["events"] for p in e.get("content", {}).get("parts", [])
     ]
     assert texts[-1] == "Half an "
+
+
+@on_module_loop
+async def test_mutant_author_from_root(
+    gateways: GatewayFactory, model: FakeModel, tools: FakeTools
+) -> None:
+    gateway = await gateways("author-from-root")
+    load(model, tools, TRANSFER)
+    session = new_session()
+    chat = await gateway.chat(session, "Where is my refund?")
+    assert types_of(chat.frames) == [
+        "delta",
+        "message",
+        "tool_call",
+        "tool_result",
+        "delta",
+        "delta",
+        "message",
+        "done",
+    ]
+    assert {f.data["author"] for f in chat.frames if f.type in ("delta", "message")} == {"support"}
+    assert chat.frames[6].data["text"] == "".join(REFUND)
+    # billing really answered: its model call, and the stored event, say so
+    assert [c.agent for c in model.calls] == ["support", "billing"]
+    _, history = await gateway.history(session)
+    assert history["events"][-1]["author"] == "billing"
