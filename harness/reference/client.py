@@ -63,7 +63,8 @@ from a2a.types import (
     TaskStatus,
 )
 
-from harness.reference.client_mutants import UnknownBugError, check_bug, describe_bugs
+from harness.reference.catalog import UnknownBugError
+from harness.reference.client_mutants import check_bug, describe_bugs
 
 PROG: Final = "streamproof-client"
 MAX_RECOVERIES: Final = 5

@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from harness.reference.catalog import BugCatalog
+
 __all__ = [
     "BUGS",
     "INTENDED",
     "SHOWCASE",
-    "UnknownBugError",
     "bug_names",
     "check_bug",
     "describe_bugs",
@@ -105,32 +106,7 @@ SHOWCASE: Final[Mapping[str, str]] = {
 """Mutant name -> the bundled scenario in which its intended requirement fails."""
 
 
-class UnknownBugError(ValueError):
-    """A ``--bug`` / ``STREAMPROOF_BUG`` value that names no client mutant."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(f"unknown bug {name!r}; valid bugs: {', '.join(BUGS)}")
-        self.name = name
-
-
-def bug_names() -> list[str]:
-    """The mutant names, in registry order."""
-    return list(BUGS)
-
-
-def check_bug(name: str | None) -> str | None:
-    """Return ``name`` if it is a known mutant (``None`` or empty means the correct client)."""
-    if not name:
-        return None
-    if name not in BUGS:
-        raise UnknownBugError(name)
-    return name
-
-
-def describe_bugs() -> str:
-    """The ``--list-bugs`` text: one ``name  requirement  description`` line per mutant."""
-    width = max(len(name) for name in BUGS)
-    rwidth = max(len(r) for r in INTENDED.values())
-    return "\n".join(
-        f"{name:<{width}}  {INTENDED[name]:<{rwidth}}  {text}" for name, text in BUGS.items()
-    )
+CATALOG = BugCatalog(BUGS, INTENDED)
+check_bug = CATALOG.check
+describe_bugs = CATALOG.describe
+bug_names = CATALOG.names

@@ -50,7 +50,8 @@ from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.genai import types
 
 from harness.reference.agent import AGENT_NAME, APP_NAME, build_runner, post_tool
-from harness.reference.mutants import UnknownBugError, check_bug, describe_bugs
+from harness.reference.catalog import UnknownBugError
+from harness.reference.mutants import check_bug, describe_bugs
 
 PROG: Final = "streamproof-gateway"
 LISTEN_HOST: Final = "127.0.0.1"

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from harness.reference.catalog import BugCatalog
+
 BUGS: Final[Mapping[str, str]] = {
     "aggregate-as-delta": (
         "the non-partial text event is sent as a delta (appended) instead of a message: "
@@ -79,29 +81,7 @@ INTENDED: Final[Mapping[str, str]] = {
 """Mutant name -> the requirement that must catch it (the mutant matrix reads this)."""
 
 
-class UnknownBugError(ValueError):
-    """A ``--bug`` / ``STREAMPROOF_BUG`` value that names no mutant."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(f"unknown bug {name!r}; valid bugs: {', '.join(BUGS)}")
-        self.name = name
-
-
-def bug_names() -> list[str]:
-    """The mutant names, in registry order."""
-    return list(BUGS)
-
-
-def check_bug(name: str | None) -> str | None:
-    """Return ``name`` if it is a known mutant (``None`` or empty means the correct gateway)."""
-    if not name:
-        return None
-    if name not in BUGS:
-        raise UnknownBugError(name)
-    return name
-
-
-def describe_bugs() -> str:
-    """The ``--list-bugs`` text: one ``name  description`` line per mutant."""
-    width = max(len(name) for name in BUGS)
-    return "\n".join(f"{name:<{width}}  {text}" for name, text in BUGS.items())
+CATALOG = BugCatalog(BUGS, INTENDED)
+check_bug = CATALOG.check
+describe_bugs = CATALOG.describe
+bug_names = CATALOG.names
