@@ -163,6 +163,9 @@ def _run(args: argparse.Namespace) -> int:
         "testpaths=",
         "-o",
         "filterwarnings=",
+        # `python -m harness.cli` imports the package before pytest loads the plugin.
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
         "--rootdir",
         str(Path.cwd()),
         f"--junitxml={report_dir / 'junit.xml'}",

@@ -22,7 +22,6 @@ stdout and stderr; the process group is killed in every case, so nothing outlive
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import sys
 import time
@@ -170,7 +169,7 @@ class _TimedOutput(OutputTail):
 
 
 class _ClientProcess(TargetProcess):
-    """A turn's process: adds waiting for exit and for the end of its output."""
+    """A turn's process: adds waiting for exit."""
 
     async def wait_exit(self, timeout: float) -> bool:
         """Whether the process exited within ``timeout`` seconds."""
@@ -182,16 +181,6 @@ class _ClientProcess(TargetProcess):
         except TimeoutError:
             return False
         return True
-
-    async def drain(self, timeout: float) -> None:
-        """Let the readers reach the end of stdout and stderr (a child that keeps the pipes
-        open is cut off after ``timeout`` seconds by :meth:`close`)."""
-        if self._readers:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    asyncio.shield(asyncio.gather(*self._readers, return_exceptions=True)),
-                    timeout,
-                )
 
 
 def _show(text: str) -> str:

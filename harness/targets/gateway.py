@@ -218,9 +218,12 @@ async def _wait_ready(gateway: RunningGateway, timeout: float) -> None:
     last_error = "no attempt"
     async with aiohttp.ClientSession() as http:
         while True:
-            crashed = gateway.crashed()
-            if crashed is not None:
-                raise TargetError(f"target {gateway.target.name!r} never became ready: {crashed}")
+            if gateway.crashed() is not None:
+                if gateway.process is not None:
+                    await gateway.process.drain()
+                raise TargetError(
+                    f"target {gateway.target.name!r} never became ready: {gateway.crashed()}"
+                )
             try:
                 async with http.get(url, timeout=aiohttp.ClientTimeout(total=2)) as resp:
                     await resp.read()

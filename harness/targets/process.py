@@ -105,6 +105,13 @@ class TargetProcess:
                     return match
             seen = len(lines)
             if self.returncode is not None:
+                # It is gone: read what is left in its pipes before judging, so a line it
+                # printed just before exiting is neither missed nor left out of the message.
+                await self.drain()
+                for line in list(self.output.lines)[seen:]:
+                    match = pattern.search(line)
+                    if match:
+                        return match
                 raise TargetError(
                     f"target {self.name!r} exited with code {self.returncode} before printing "
                     f"a line matching {pattern.pattern!r}.\nIts output:\n{self.output.text()}"
@@ -118,6 +125,11 @@ class TargetProcess:
             self.output.changed.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.output.changed.wait(), min(remaining, 0.1))
+
+    async def drain(self, timeout: float = 2.0) -> None:
+        """Wait (bounded) until the output readers have read the pipes to their end."""
+        if self._readers:
+            await asyncio.wait(self._readers, timeout=timeout)
 
     async def close(self, grace: float = 3.0) -> None:
         proc = self._proc
