@@ -89,6 +89,8 @@ def event_frames(event: Event, bug: str | None = None) -> list[Frame]:
     text = event_text(event)
     author = AGENT_NAME if bug == "author-from-root" else event.author
     if event.error_code and bug != "swallow-error-event":
+        if bug == "bare-done-on-failure":
+            return []  # mutant: failures are not shown as errors
         return [("error", {"code": str(event.error_code)})]
     if event.partial:
         frames: list[Frame] = []
@@ -112,6 +114,8 @@ def event_frames(event: Event, bug: str | None = None) -> list[Frame]:
     if text:
         if bug == "aggregate-as-delta":
             return [("delta", {"author": author, "text": text})]
+        if bug == "tidy-message-text":
+            text = " ".join(text.split())  # mutant: the message is no longer the aggregate
         return [
             (
                 "message",
@@ -130,11 +134,15 @@ def _call_names(event: Event) -> list[str]:
     return [call.name or "?" for call in event.get_function_calls()]
 
 
-def encode_frame(frame_id: str, frame_type: str, payload: Mapping[str, Any]) -> bytes:
+def encode_frame(
+    frame_id: str, frame_type: str, payload: Mapping[str, Any], *, typed: bool = True
+) -> bytes:
     """One SSE frame: ``id``, ``event`` and a single-line JSON ``data`` field (JSON escapes
-    every CR and LF, so the payload can never break the framing)."""
+    every CR and LF, so the payload can never break the framing). ``typed=False`` (a mutant)
+    leaves out the ``event`` line, so every frame arrives as a plain ``message``."""
     data = json.dumps(payload, separators=(",", ":"))  # ASCII only: no encoding can fail
-    return f"id: {frame_id}\nevent: {frame_type}\ndata: {data}\n\n".encode()
+    event = f"event: {frame_type}\n" if typed else ""
+    return f"id: {frame_id}\n{event}data: {data}\n\n".encode()
 
 
 DONE: Final[Frame] = ("done", {})
@@ -153,6 +161,7 @@ class FrameWriter:
         self._response = response
         self._bug = bug
         self._seq = 0
+        self._held: list[Frame] = []  # only the tool-call-after-result mutant holds frames
 
     def _next_id(self) -> str:
         self._seq += 1
@@ -168,14 +177,23 @@ class FrameWriter:
         else:
             ids = [self._next_id() for _ in frames]
         for frame_id, (frame_type, payload) in zip(ids, frames, strict=True):
+            if self._bug == "tool-call-after-result" and frame_type == "tool_call":
+                self._held.append((frame_type, payload))  # mutant: sent after its result
+                continue
             await self._write(frame_id, frame_type, payload)
+            if frame_type == "tool_result":
+                held, self._held = self._held, []
+                for late in held:
+                    await self.send(late)
 
     async def send(self, frame: Frame) -> None:
         await self._write(self._next_id(), *frame)
 
     async def _write(self, frame_id: str, frame_type: str, payload: Mapping[str, Any]) -> None:
         try:
-            await self._response.write(encode_frame(frame_id, frame_type, payload))
+            await self._response.write(
+                encode_frame(frame_id, frame_type, payload, typed=self._bug != "untyped-frames")
+            )
         except ConnectionError as exc:  # aiohttp: ClientConnectionResetError on a closed socket
             if self._bug == "no-dispose":
                 return  # mutant: a send failure does not stop the run
@@ -356,7 +374,9 @@ class Gateway:
             response = web.StreamResponse(
                 status=200,
                 headers={
-                    "Content-Type": "text/event-stream",
+                    "Content-Type": (
+                        "application/json" if self.bug == "json-not-sse" else "text/event-stream"
+                    ),
                     "Cache-Control": "no-cache",
                     "X-Accel-Buffering": "no",
                 },
@@ -441,6 +461,8 @@ class Gateway:
                 await self._store_draft(user, session_id, draft)
         if self.bug == "no-terminal-frame" and terminal is not RUN_TIMED_OUT:
             return
+        if self.bug == "bare-done-on-failure":
+            terminal = DONE
         with contextlib.suppress(ClientGoneError):
             await writer.send(terminal)
 

@@ -51,6 +51,15 @@ BUGS: Final[Mapping[str, str]] = {
     "persist-draft-on-error": (
         "when the run fails mid-answer, the deltas shown so far are stored as the answer"
     ),
+    "json-not-sse": "the chat stream is served as application/json, not text/event-stream",
+    "untyped-frames": "frames carry no event: line, so every frame arrives as a plain message",
+    "tool-call-after-result": "the tool_call frame is held back and sent after its tool_result",
+    "tidy-message-text": (
+        "the message text is re-spaced (whitespace collapsed), so it is no longer the aggregate"
+    ),
+    "bare-done-on-failure": (
+        "a failed run ends with done: error events and exceptions are not shown as errors"
+    ),
     "author-from-root": (
         "delta and message frames always name the root agent (support) as their author, not "
         "the event's: a sub-agent's text is shown as the coordinator's, so a browser cannot key "
@@ -77,6 +86,11 @@ INTENDED: Final[Mapping[str, str]] = {
     "dispose-on-write-only": "GW-DISPOSE",
     "persist-draft-on-error": "GW-NO-HALF-RECORD",
     "author-from-root": "GW-ANSWER-AS-MESSAGE",
+    "json-not-sse": "GW-SSE-RESPONSE",
+    "untyped-frames": "GW-FRAME-TYPES",
+    "tool-call-after-result": "GW-FRAME-SEQUENCE",
+    "tidy-message-text": "GW-PERSIST-MATCHES-MESSAGE",
+    "bare-done-on-failure": "GW-ERROR-FRAME",
 }
 """Mutant name -> the requirement that must catch it (the mutant matrix reads this)."""
 

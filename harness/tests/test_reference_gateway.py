@@ -1039,3 +1039,64 @@ async def test_mutant_author_from_root(
     assert [c.agent for c in model.calls] == ["support", "billing"]
     _, history = await gateway.history(session)
     assert history["events"][-1]["author"] == "billing"
+
+
+async def _raw_chat(gateway: Gateway, session: str) -> tuple[int, Mapping[str, str], str]:
+    async with (
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=20)) as http,
+        http.post(f"{gateway.url}/chat/{session}", data=QUESTION, headers=ALICE) as resp,
+    ):
+        return resp.status, dict(resp.headers), await resp.text()
+
+
+@on_module_loop
+async def test_mutant_json_not_sse(
+    gateways: GatewayFactory, model: FakeModel, tools: FakeTools
+) -> None:
+    load(model, tools, turns({"chunks": ["Hello."]}))
+    status, headers, body = await _raw_chat(await gateways("json-not-sse"), new_session())
+    assert status == 200 and headers["Content-Type"].startswith("application/json")
+    assert "event: done" in body
+
+
+@on_module_loop
+async def test_mutant_untyped_frames(
+    gateways: GatewayFactory, model: FakeModel, tools: FakeTools
+) -> None:
+    load(model, tools, turns({"chunks": ["Hello."]}))
+    status, _, body = await _raw_chat(await gateways("untyped-frames"), new_session())
+    assert status == 200 and "event:" not in body and body.count("data: ") >= 3
+
+
+@on_module_loop
+async def test_mutant_tool_call_after_result(
+    gateways: GatewayFactory, model: FakeModel, tools: FakeTools
+) -> None:
+    load(model, tools, WORKED_EXAMPLE)
+    chat = await (await gateways("tool-call-after-result")).chat(new_session())
+    assert types_of(chat.frames)[:2] == ["tool_result", "tool_call"]
+    ids = [int(f.id) for f in chat.frames]
+    assert ids == sorted(set(ids))  # still fresh and increasing: only the order is wrong
+
+
+@on_module_loop
+async def test_mutant_tidy_message_text(
+    gateways: GatewayFactory, model: FakeModel, tools: FakeTools
+) -> None:
+    gateway = await gateways("tidy-message-text")
+    load(model, tools, turns({"chunks": ["One\n", "two  three."]}))
+    session = new_session()
+    chat = await gateway.chat(session)
+    [message] = [f for f in chat.frames if f.type == "message"]
+    assert message.data["text"] == "One two three."
+    _, history = await gateway.history(session)
+    assert history["events"][-1]["content"]["parts"][0]["text"] == "One\ntwo  three."
+
+
+@on_module_loop
+async def test_mutant_bare_done_on_failure(
+    gateways: GatewayFactory, model: FakeModel, tools: FakeTools
+) -> None:
+    load(model, tools, MID_STREAM_ERROR)
+    chat = await (await gateways("bare-done-on-failure")).chat(new_session())
+    assert types_of(chat.frames) == ["delta", "done"]
