@@ -58,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
 
     lst = sub.add_parser("list", help="print the requirement registry")
     lst.add_argument("--json", action="store_true")
+    lst.add_argument("--markdown", action="store_true", help="the README's requirements table")
     return parser
 
 
@@ -75,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(GatewayScenario.model_json_schema(), indent=2))
         return EXIT_OK
     if args.command == "list":
-        return _list(as_json=args.json)
+        return _list(as_json=args.json, markdown=args.markdown)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse enforces the choices
 
 
@@ -222,10 +223,13 @@ def _mutants(args: argparse.Namespace) -> int:
     return EXIT_OK if matrix.ok else EXIT_FAILED
 
 
-def _list(*, as_json: bool) -> int:
-    from harness.coverage import scenarios_by_requirement
+def _list(*, as_json: bool, markdown: bool = False) -> int:
+    from harness.coverage import requirements_table, scenarios_by_requirement
     from harness.requirements import REGISTRY
 
+    if markdown:
+        print(requirements_table(_default_paths()))
+        return EXIT_OK
     by_req = scenarios_by_requirement(_default_paths())
     if as_json:
         rows = [
