@@ -284,6 +284,8 @@ class StreamCall:
     def result(self, status: str) -> dict[str, Any]:
         if self.bug == "rejected-as-success" and status in ("rejected", "unknown"):
             status = "completed"
+        if self.bug == "failed-as-completed" and status in ("failed", "canceled"):
+            status = "completed"
         message = self.reply if status == "message" else self.error or self.status_text
         artifacts = []
         for aid, body in self.buffers.items():
@@ -345,6 +347,8 @@ class StreamCall:
         """Both kinds of drop end here (the seed's ``onError`` and its watchdog)."""
         if self.done.done() or (self.recovery is not None and not self.recovery.done()):
             return
+        if self.bug == "hang-on-early-drop" and self.task_id is None:
+            return  # no task id to recover by, and the call is not failed: it waits
         log.warning("stream dropped: %s", why)
         self.recovery = asyncio.create_task(self.recover(why))
 
@@ -478,7 +482,9 @@ async def call(settings: Settings) -> list[dict[str, Any]]:
             stream_call.start()
             if settings.bug != "no-watchdog":
                 watchdog = asyncio.create_task(stream_call.watchdog())
-            remaining = settings.deadline - (loop.time() - started)
+            remaining: float | None = settings.deadline - (loop.time() - started)
+            if settings.bug == "ignores-deadline":
+                remaining = None  # the seed's done.get(deadline) as a bare done.get()
             try:
                 status = await asyncio.wait_for(asyncio.shield(stream_call.done), remaining)
             except TimeoutError:
@@ -550,6 +556,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines = [_error(f"{type(exc).__name__}: {exc}")]
     for line in lines:
         print(json.dumps(line, ensure_ascii=False), flush=True)
+    if settings.bug == "log-after-result":
+        print(f"{PROG}: INFO client closed", flush=True)  # a log line on stdout, last
     return 0
 
 

@@ -64,6 +64,18 @@ BUGS: Final[Mapping[str, str]] = {
     ),
     "ignores-message": "a direct Message reply is not a completion condition",
     "no-sse-accept": "streaming requests send Accept: application/json",
+    "log-after-result": (
+        "a log line is printed on stdout after the result, so the last stdout line is not it"
+    ),
+    "hang-on-early-drop": (
+        "a drop before the first event (no task id) is not a failure: the call waits on until "
+        "the deadline and reports a timeout"
+    ),
+    "ignores-deadline": (
+        "the call waits for the task with no deadline (a bare done.get()): it runs past its "
+        "deadline, and only the watchdog or the task's end stops it"
+    ),
+    "failed-as-completed": "FAILED and CANCELED are reported as completed",
 }
 """Mutant name -> one-line description of its single defect."""
 
@@ -83,6 +95,10 @@ INTENDED: Final[Mapping[str, str]] = {
     "follow-up-new-task": "A2A-C-FOLLOW-UP",
     "ignores-message": "A2A-C-DIRECT-MESSAGE",
     "no-sse-accept": "A2A-C-HEADERS",
+    "log-after-result": "A2A-C-RESULT",
+    "hang-on-early-drop": "A2A-C-EARLY-DROP",
+    "ignores-deadline": "A2A-C-DEADLINE",
+    "failed-as-completed": "A2A-C-STATUS",
 }
 """Mutant name -> the requirement that must catch it (the mutant matrix reads this)."""
 
@@ -102,6 +118,10 @@ SHOWCASE: Final[Mapping[str, str]] = {
     "follow-up-new-task": "a2a_client/input-required-follow-up",
     "ignores-message": "a2a_client/direct-message-reply",
     "no-sse-accept": "a2a_client/happy-path-1-0-wire",
+    "log-after-result": "a2a_client/result-is-one-last-line",
+    "hang-on-early-drop": "a2a_client/stall-before-first-event",
+    "ignores-deadline": "a2a_client/deadline-inside-a-quiet-cut",
+    "failed-as-completed": "a2a_client/failed",
 }
 """Mutant name -> the bundled scenario in which its intended requirement fails."""
 

@@ -1,0 +1,46 @@
+"""The suite covers the seeds: every requirement has a scenario, every MUST a mutant, and
+the README's requirements table is the registry's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.coverage import TABLE_END, TABLE_START, requirements_table, scenarios_by_requirement
+from harness.reference import CLIENT_INTENDED, INTENDED
+from harness.requirements import REGISTRY
+from harness.verdicts import Level
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "scenarios"
+
+
+def test_every_requirement_has_a_scenario() -> None:
+    covered = scenarios_by_requirement([SCENARIOS])
+    missing = [rid for rid in REGISTRY if not covered.get(rid)]
+    assert not missing, f"requirements no scenario names: {missing}"
+
+
+def test_every_must_has_a_mutant() -> None:
+    killers = set(INTENDED.values()) | set(CLIENT_INTENDED.values())
+    missing = [r.id for r in REGISTRY.values() if r.level is Level.MUST and r.id not in killers]
+    assert not missing, f"MUST requirements no mutant is meant to fail: {missing}"
+
+
+def test_every_mutant_targets_a_known_requirement() -> None:
+    unknown = {b: r for b, r in {**INTENDED, **CLIENT_INTENDED}.items() if r not in REGISTRY}
+    assert not unknown
+
+
+def test_readme_table_is_the_registry() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start, end = readme.index(TABLE_START), readme.index(TABLE_END)
+    shown = readme[start + len(TABLE_START) : end].strip()
+    assert shown == requirements_table([SCENARIOS]), (
+        "README requirements table is stale: regenerate it with scripts/regen-readme-table"
+    )
+
+
+def test_readme_library_example_is_the_tested_one() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    example = (ROOT / "harness" / "tests" / "test_example_checks_library.py").read_text()
+    assert example in readme
