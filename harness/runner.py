@@ -19,6 +19,7 @@ from typing import Any
 import aiohttp
 
 from harness.checks import check_gateway
+from harness.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
 from harness.durations import TimeScale
 from harness.fakes.model import FakeModel
 from harness.fakes.tools import FakeTools
@@ -34,8 +35,6 @@ CONTRACT_TOOL = "lookupOrder"
 """The tool every conformance gateway's agent has (DESIGN.md, the gateway contract)."""
 MIN_RUN_TIMEOUT = 10.0
 """The harness waits at least this long for a stream to end, whatever the time scale."""
-MIN_DISPOSE_WITHIN = 0.5
-"""A disposal bound never shrinks below this (real time), however small the time scale."""
 DISPOSE_MARGIN = 0.25
 """Extra wait after the disposal bound before the harness looks, so a call closed right at
 the bound is seen closed."""
@@ -179,7 +178,7 @@ class GatewayEnvironment:
                     history, history_error = await _read_history(http, history_endpoint, headers)
                 # Give the gateway its disposal bound, then look: a model stream still open
                 # or a call started since then is an orphaned run.
-                bound = max(self.scale(scenario.limits.dispose_within), MIN_DISPOSE_WITHIN)
+                bound = max(self.scale(scenario.limits.dispose_within), MIN_DISPOSE_BOUND)
                 await _sleep_until(t0 + disconnected_at + bound + DISPOSE_MARGIN)
             else:
                 await self.model.wait_idle(max(self.scale(SETTLE_SECONDS), 1.0))
