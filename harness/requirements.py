@@ -93,6 +93,14 @@ _GATEWAY = [
         "Inside SSE mode: chunk, partial, aggregate, persist",
     ),
     _gw(
+        "GW-FINAL-FLAG",
+        MUST,
+        "A message's final flag is the event's finalResponse(): false for text that comes with "
+        "a function call, true for an answer, so a client decides per author and per turn.",
+        "The fields that matter while streaming; Failure modes: Treating stream completion as "
+        "the answer",
+    ),
+    _gw(
         "GW-TOOL-CALL-FROM-AGGREGATE",
         MUST,
         "tool_call frames come only from aggregated (non-partial) events: one per aggregated "

@@ -27,7 +27,11 @@ from harness.checks.persistence import (
     persist_matches_message_verdicts,
 )
 from harness.checks.reducer import ReducerState, reduce, replay
-from harness.checks.rendering import answer_as_message_verdicts, double_render_verdicts
+from harness.checks.rendering import (
+    answer_as_message_verdicts,
+    double_render_verdicts,
+    final_flag_verdicts,
+)
 from harness.checks.tools import (
     llm_budget_verdicts,
     tool_call_from_aggregate_verdicts,
@@ -47,6 +51,7 @@ __all__ = [
     "double_render_verdicts",
     "error_event_verdicts",
     "error_frame_verdicts",
+    "final_flag_verdicts",
     "frame_id_counter_verdicts",
     "frame_id_fresh_verdicts",
     "frame_sequence_verdicts",
@@ -77,6 +82,7 @@ GATEWAY_CHECKS: tuple[GatewayCheck, ...] = (
     frame_sequence_verdicts,
     double_render_verdicts,
     answer_as_message_verdicts,
+    final_flag_verdicts,
     tool_call_from_aggregate_verdicts,
     tool_once_verdicts,
     tool_leak_verdicts,

@@ -311,3 +311,53 @@ def answer_as_message_verdicts(obs: GatewayObservation) -> list[Verdict]:
             observed=sequence(obs.frames),
         )
     ]
+
+
+# --- GW-FINAL-FLAG -----------------------------------------------------------------------------
+
+
+def final_flag_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """A message's ``final`` is the event's ``finalResponse()``.
+
+    Seed: "a client should key its 'answer is done' logic on finalResponse() rather than on
+    stream completion. A multi-agent run can produce several final responses, from different
+    authors" — the gateway's ``message`` carries ``"final", ev.finalResponse()``, and ``false``
+    for the text that comes with a function call. A message whose text is a model answer with
+    function calls must say ``final: false``; a clean text-only answer must say ``true``.
+    Messages whose origin cannot be told from the model calls are not judged.
+    """
+    rid = "GW-FINAL-FLAG"
+    if (skipped := no_stream_skip(obs, rid)) is not None:
+        return skipped
+    problems: list[str] = []
+    judged = 0
+    for frame in obs.frames:
+        payload = payload_dict(frame) if frame.event == "message" else None
+        if payload is None or not isinstance(payload.get("final"), bool):
+            continue  # not a message, or a malformed one (GW-FRAME-TYPES says so)
+        text, author = squash(str(payload.get("text", ""))), payload.get("author")
+        expected = {
+            not call.function_calls_sent
+            for call in obs.model_calls
+            if _clean(call) and squash(call.text_sent) == text and _by(call, str(author))
+        }
+        if len(expected) != 1:
+            continue
+        judged += 1
+        want = expected.pop()
+        if payload["final"] is not want:
+            why = "an answer with no function call" if want else "text sent with a function call"
+            problems.append(
+                f"{label(frame)} says final: {str(payload['final']).lower()}, but it is {why}"
+            )
+    return [
+        from_violations(
+            rid,
+            problems,
+            rule="a message's final flag is the event's finalResponse(): false for text that "
+            "comes with a function call, true for an answer",
+            ok=f"{judged} message(s) carry the right final flag",
+            expected="final: true only on answers",
+            observed="; ".join(problems[:2]) if problems else "as expected",
+        )
+    ]

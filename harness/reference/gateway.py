@@ -102,7 +102,9 @@ def event_frames(event: Event, bug: str | None = None) -> list[Frame]:
     if event.get_function_calls():
         frames = []
         if text:
-            frames.append(("message", {"author": author, "text": text, "final": False}))
+            # The mutant marks this text final, as if the answer were done.
+            final = bug == "final-always-true"
+            frames.append(("message", {"author": author, "text": text, "final": final}))
         frames.append(("tool_call", {"names": _call_names(event)}))
         return frames
     responses = event.get_function_responses()

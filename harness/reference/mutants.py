@@ -51,6 +51,9 @@ BUGS: Final[Mapping[str, str]] = {
     "persist-draft-on-error": (
         "when the run fails mid-answer, the deltas shown so far are stored as the answer"
     ),
+    "final-always-true": (
+        "the text sent with a function call is marked final: true, as if the answer were done"
+    ),
     "json-not-sse": "the chat stream is served as application/json, not text/event-stream",
     "untyped-frames": "frames carry no event: line, so every frame arrives as a plain message",
     "tool-call-after-result": "the tool_call frame is held back and sent after its tool_result",
@@ -86,6 +89,7 @@ INTENDED: Final[Mapping[str, str]] = {
     "dispose-on-write-only": "GW-DISPOSE",
     "persist-draft-on-error": "GW-NO-HALF-RECORD",
     "author-from-root": "GW-ANSWER-AS-MESSAGE",
+    "final-always-true": "GW-FINAL-FLAG",
     "json-not-sse": "GW-SSE-RESPONSE",
     "untyped-frames": "GW-FRAME-TYPES",
     "tool-call-after-result": "GW-FRAME-SEQUENCE",

@@ -1100,3 +1100,13 @@ async def test_mutant_bare_done_on_failure(
     load(model, tools, MID_STREAM_ERROR)
     chat = await (await gateways("bare-done-on-failure")).chat(new_session())
     assert types_of(chat.frames) == ["delta", "done"]
+
+
+@on_module_loop
+async def test_mutant_final_always_true(
+    gateways: GatewayFactory, model: FakeModel, tools: FakeTools
+) -> None:
+    load(model, tools, TEXT_THEN_CALL)
+    chat = await (await gateways("final-always-true")).chat(new_session())
+    messages = [f.data for f in chat.frames if f.type == "message"]
+    assert messages[0] == {"author": "support", "text": "Let me check.", "final": True}
