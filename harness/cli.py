@@ -160,6 +160,10 @@ def _run(args: argparse.Namespace) -> int:
         *paths,
         "-p",
         "no:cacheprovider",
+        # Scenario items need no async test plugin; without this, pytest-asyncio (when
+        # installed) warns about its own unset options in every user's project.
+        "-p",
+        "no:asyncio",
         "-o",
         "testpaths=",
         "-o",

@@ -193,7 +193,7 @@ def tool_once_verdicts(obs: GatewayObservation) -> list[Verdict]:
             rule="a tool runs once per function call in an aggregated (non-partial) event, "
             "never for a partial one",
             ok=f"tool executions match the aggregated calls: {dict(sorted(ran.items())) or 'none'}",
-            expected=dict(sorted(least.items())),
+            expected=dict(sorted((wanted if wanted is not None else least).items())),
             observed=dict(sorted(ran.items())),
         )
     ]
