@@ -6,9 +6,9 @@ invents a requirement; it looks one up here and builds its verdict with :func:`j
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from harness.verdicts import Level, Outcome, Verdict
 
@@ -236,3 +236,14 @@ def info(id: str, message: str) -> Verdict:
     """A requirement this observation cannot judge (e.g. the browser left before the end)."""
     req = requirement(id)
     return Verdict(requirement=id, level=req.level, outcome=Outcome.INFO, message=message)
+
+
+def _known_ids(ids: tuple[str, ...]) -> tuple[str, ...]:
+    unknown = [r for r in ids if r not in REGISTRY]
+    if unknown:
+        raise ValueError(f"unknown requirement id(s): {', '.join(unknown)}")
+    return ids
+
+
+RequirementIds = Annotated[tuple[str, ...], Field(min_length=1), AfterValidator(_known_ids)]
+"""A scenario's ``requirements:``: at least one id, every one in the registry."""

@@ -58,7 +58,7 @@ from harness.durations import Duration
 from harness.fakes.a2a_script import A2AScript, Reply, ServerBehaviour, Step
 from harness.faults.plan import Fault
 from harness.protocol.a2a import METHODS, op_of, version_of
-from harness.requirements import REGISTRY
+from harness.requirements import RequirementIds
 from harness.targets.client_result import ResultStatus
 
 __all__ = [
@@ -217,7 +217,7 @@ class A2AClientScenario(_Model):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.\-/]*$")
     title: str = Field(min_length=1)
     kind: Literal["a2a-client"] = "a2a-client"
-    requirements: tuple[str, ...] = Field(min_length=1)
+    requirements: RequirementIds
     """The requirements this scenario is built to test (every check runs anyway)."""
     client: ClientCall
     task: tuple[Step, ...] | None = None
@@ -226,14 +226,6 @@ class A2AClientScenario(_Model):
     links: A2AClientLinks = A2AClientLinks()
     expect: A2AClientExpect = A2AClientExpect()
     limits: A2AClientLimits = A2AClientLimits()
-
-    @field_validator("requirements")
-    @classmethod
-    def _known(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [r for r in v if r not in REGISTRY]
-        if unknown:
-            raise ValueError(f"unknown requirement id(s): {', '.join(unknown)}")
-        return v
 
     @model_validator(mode="after")
     def _consistent(self) -> A2AClientScenario:
