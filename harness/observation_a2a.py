@@ -48,6 +48,8 @@ class A2AClientObservation(_Record):
     """What the fake served: ``0.3``, ``1.0`` or ``both``."""
     resubscribe_snapshot: bool = True
     """Whether a resubscribe started with a Task snapshot (a2a-sdk 1.x) or not (0.3.x)."""
+    snapshot_artifacts: bool = True
+    """Whether ``tasks/get`` returned the task's artifacts or only its status."""
     time_scale: float = 1.0
     deadline_s: float
     """The client's deadline as it was told (scaled)."""

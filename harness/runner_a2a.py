@@ -144,6 +144,7 @@ class A2AClientEnvironment:
             target=self.target_label,
             wire=scenario.server.wire,
             resubscribe_snapshot=scenario.server.resubscribe_snapshot,
+            snapshot_artifacts=scenario.server.snapshot_artifacts,
             time_scale=scale.factor,
             deadline_s=deadline,
             idle_s=idle,

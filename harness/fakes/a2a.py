@@ -28,6 +28,8 @@ What a client sees
   a ``working`` status update, never a stale input-required snapshot. A message to an unknown
   task gets -32001, to a finished one -32004 or -32602 (§1.10), with a ``contextId`` that is
   not the task's -32602 (a2a-sdk 1.3), to a task that is still working -32004.
+* ``tasks/get``: the task as it stands, its artifacts included unless the script says
+  ``snapshot_artifacts: false`` (then the status and history only).
 * ``tasks/resubscribe``: optionally a Task snapshot first (a2a-sdk 1.x) or not (0.3.x), then
   live events; on a finished task the configured error (-32004, -32602 or -32001, §1.8). On a
   task waiting for input the stream stays open for the next turn's events.
@@ -919,7 +921,10 @@ class _Call:
             run.gets.append(self._call_record(params.id, None, a2a.TASK_NOT_FOUND))
             return await self._fail(self._error(a2a.TASK_NOT_FOUND))
         run.gets.append(self._call_record(params.id, live, None))
-        task = a2a.encode_task(live.task, self.version, history_length=params.history_length)
+        snapshot = live.task
+        if not self.server.snapshot_artifacts:  # the status (and history), no artifacts
+            snapshot = snapshot.model_copy(update={"artifacts": ()})
+        task = a2a.encode_task(snapshot, self.version, history_length=params.history_length)
         return await self._result(task)
 
     async def _cancel(self, params: a2a.TaskIdParams | a2a.TaskQueryParams) -> web.StreamResponse:

@@ -29,6 +29,7 @@ Timeline reference (``task:``, and every ``follow_up:``)::
       wire: "0.3"                  # "0.3" | "1.0" | "both" (the card and the method grammar)
       streaming: true              # capabilities.streaming on the card
       resubscribe_snapshot: true   # resubscribe starts with a Task snapshot (1.x) or not (0.3.x)
+      snapshot_artifacts: true     # tasks/get carries the task's artifacts, or only its status
       terminal_resubscribe_error: -32004   # -32004 (1.x), -32602 (a2a-sdk 0.3), -32001 (Java)
       terminal_message_error: -32004       # a message to a finished task: -32004 or -32602
       stream_errors: sse           # errors of streaming calls: one-frame SSE stream | json
@@ -192,6 +193,12 @@ class ServerBehaviour(_Model):
     name: str = "streamproof-fake-agent"
     streaming: bool = True
     resubscribe_snapshot: bool = True
+    snapshot_artifacts: bool = True
+    """Whether ``tasks/get`` returns the task's artifacts (true) or its status and history
+    without them (false), as a server may when it trims the snapshot or keeps no artifacts in
+    its task store; the seed's recover() allows for it ("else if buffers non-empty ->
+    incomplete"). Only ``tasks/get``: a resubscribe's opening Task is
+    ``resubscribe_snapshot``'s business."""
     terminal_resubscribe_error: Literal[-32004, -32602, -32001] = -32004
     terminal_message_error: Literal[-32004, -32602] = -32004
     stream_errors: Literal["sse", "json"] = "sse"

@@ -397,7 +397,7 @@ class StreamCall:
             if self.bug != "truncated-as-complete":
                 if snap.artifacts:
                     self.replace_from(snap.artifacts)
-                elif self.buffers:
+                elif self.buffers and self.bug != "snapshot-without-artifacts-ignored":
                     self.incomplete = True  # gap chunks are not replayed
             if self.bug == "resubscribe-after-terminal":
                 with contextlib.suppress(Exception):  # the server refuses: the task is done

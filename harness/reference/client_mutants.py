@@ -76,6 +76,11 @@ BUGS: Final[Mapping[str, str]] = {
         "deadline, and only the watchdog or the task's end stops it"
     ),
     "failed-as-completed": "FAILED and CANCELED are reported as completed",
+    "snapshot-without-artifacts-ignored": (
+        "a tasks/get snapshot without artifacts leaves the buffer as it is, not marked "
+        "incomplete, though chunks streamed during the gap are lost (the recipe's 'else if "
+        "(!call.artifacts.isEmpty()) call.incomplete = true' left out)"
+    ),
 }
 """Mutant name -> one-line description of its single defect."""
 
@@ -99,6 +104,7 @@ INTENDED: Final[Mapping[str, str]] = {
     "hang-on-early-drop": "A2A-C-EARLY-DROP",
     "ignores-deadline": "A2A-C-DEADLINE",
     "failed-as-completed": "A2A-C-STATUS",
+    "snapshot-without-artifacts-ignored": "A2A-C-ARTIFACTS-COMPLETE",
 }
 """Mutant name -> the requirement that must catch it (the mutant matrix reads this)."""
 
@@ -122,6 +128,7 @@ SHOWCASE: Final[Mapping[str, str]] = {
     "hang-on-early-drop": "a2a_client/stall-before-first-event",
     "ignores-deadline": "a2a_client/deadline-inside-a-quiet-cut",
     "failed-as-completed": "a2a_client/failed",
+    "snapshot-without-artifacts-ignored": "a2a_client/snapshot-without-artifacts",
 }
 """Mutant name -> the bundled scenario in which its intended requirement fails."""
 

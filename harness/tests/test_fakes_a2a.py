@@ -138,6 +138,7 @@ def test_the_brief_timeline_loads() -> None:
     script = load_script(REPORT)
     assert script.task is not None and len(script.task) == 7
     assert script.server.wire == "0.3" and script.server.resubscribe_snapshot
+    assert script.server.snapshot_artifacts
     assert load_script("reply: hello").reply is not None
     assert load_script(REPORT, wire=1.0).server.wire == "1.0"  # YAML's float 1.0
 
@@ -306,6 +307,36 @@ async def test_get_during_a_quiet_period_shows_progress(fake: FakeA2AServer, wir
     assert last_state(events) == PbState.TASK_STATE_COMPLETED
     ledger = fake.ledger
     assert ledger.gets[0].state == "working" and ledger.gets[0].error_code is None
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_snapshot_without_artifacts(fake: FakeA2AServer, wire: str) -> None:
+    """``snapshot_artifacts: false``: tasks/get shows the status and history but no artifacts
+    (the seed's "else if buffers non-empty -> incomplete" case); the task itself still has
+    them, and a resubscribe's opening Task (``resubscribe_snapshot``) is unchanged."""
+    fake.load(load_script(QUIET, wire=wire, snapshot_artifacts=False), time_scale=0.008)
+    async with sdk_client(fake.base_url) as client:
+        stream = client.send_message(user_message())
+        first: list[StreamResponse] = []
+        async for event in stream:
+            first.append(event)
+            if len(reassemble(first).get("summary", "")) > 20:
+                break  # after chunk 2, in the 40 s of silence before chunk 3
+        await stream.aclose()  # type: ignore[attr-defined]
+        task_id = first[0].task.id
+        snap = await client.get_task(GetTaskRequest(id=task_id))
+        rest = await collect(client.subscribe(SubscribeToTaskRequest(id=task_id)))
+    assert snap.status.state == PbState.TASK_STATE_WORKING
+    assert list(snap.artifacts) == []
+    assert [m.role for m in snap.history] == [Role.ROLE_USER]
+    assert kinds(rest)[0] == "task"
+    assert "".join(p.text for p in rest[0].task.artifacts[0].parts) == (
+        "Section 1 ...Section 2 ..."
+    )
+    assert last_state(rest) == PbState.TASK_STATE_COMPLETED
+    assert server_text(fake, task_id) == "Section 1 ...Section 2 ...Section 3 ..."
+    await fake.wait_quiet(2.0)
+    assert [(g.state, g.error_code) for g in fake.ledger.gets] == [("working", None)]
 
 
 @pytest.mark.parametrize("wire", WIRES)
