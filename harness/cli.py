@@ -94,6 +94,17 @@ def _scenario_files(paths: Sequence[str]) -> tuple[list[Path], list[str]]:
     return files, missing
 
 
+def _print_counts(results: Path) -> None:
+    """The verdict counts of the run just written (nothing when no report was written)."""
+    from harness.reporting import render_counts
+
+    try:
+        counts = json.loads(results.read_text(encoding="utf-8"))["summary"]["verdicts"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    print(f"streamproof: {render_counts(counts)}")
+
+
 def _validate(paths: Sequence[str]) -> int:
     from harness.scenario import ScenarioError, load_scenarios
 
@@ -193,6 +204,7 @@ def _run(args: argparse.Namespace) -> int:
     # Every path named on the command line holds scenarios, whatever the ini says.
     os.environ["STREAMPROOF_SCENARIO_PATHS"] = os.pathsep.join(str(Path(p)) for p in paths)
     code = int(pytest.main(pytest_args))
+    _print_counts(report_dir / "results.json")
     print(f"streamproof: report in {report_dir / 'results.json'} and {report_dir / 'junit.xml'}")
     if code == pytest.ExitCode.OK:
         return EXIT_OK

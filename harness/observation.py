@@ -121,6 +121,12 @@ class GatewayObservation(_Record):
     """What each proxied hop saw: connections, requests, events forwarded, faults fired."""
     auth_probes: tuple[AuthProbe, ...] | None = None
     auth_declared: bool = False
+    scripted_calls: int | Literal["forever"] | None = None
+    """How many model calls the scenario's script answers (``forever``: a turn repeats without
+    end, a runaway loop); ``None``: unknown."""
+    scripted_agents: tuple[str | None, ...] = ()
+    """Per scripted model call (one entry per call, a turn repeated ``times`` counted out), the
+    agent the scenario expects to make it; ``None``: any agent."""
     expect: GatewayExpect = GatewayExpect()
     limits: GatewayLimits = GatewayLimits()
     time_scale: float = 1.0

@@ -18,15 +18,16 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
+from harness.capabilities import ScenarioSkipped
 from harness.durations import DEFAULT_TIME_SCALE
 from harness.loop import BackgroundLoop
 from harness.observation import GatewayObservation
 from harness.reference.mutants import BUGS as GATEWAY_BUGS
 from harness.requirements import REGISTRY
-from harness.runner import GatewayEnvironment, ScenarioSkipped
+from harness.runner import GatewayEnvironment
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.targets.gateway import load_target
-from harness.verdicts import Outcome, Verdict
+from harness.verdicts import Kind, Outcome, Verdict
 
 if TYPE_CHECKING:
     from harness.pytest_plugin import ScenarioItem
@@ -186,8 +187,9 @@ class HarnessSession:
             1
             for r in self.records
             for v in r.get("verdicts", [])
-            if v["outcome"] == Outcome.FAIL.value
+            if v["outcome"] == Outcome.FAIL.value and v.get("kind") != Kind.EXPECTATION.value
         )
+        counts = verdict_counts(self.records)
         return {
             "tool": "streamproof",
             "report_version": REPORT_VERSION,
@@ -205,6 +207,7 @@ class HarnessSession:
                 "skipped": outcomes.count("skipped"),
                 "must_failures": must_failures,
                 "ok": "failed" not in outcomes,
+                "verdicts": counts,
             },
             "requirements": {
                 rid: {"statement": REGISTRY[rid].statement, **entry}
@@ -214,6 +217,28 @@ class HarnessSession:
             "scenarios": self.records,
             "environment": {"pid": os.getpid()},
         }
+
+
+def verdict_counts(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Verdicts by kind and outcome: how many requirements were judged and passed, failed,
+    were not applicable (nothing to judge) or skipped (a capability not declared), and the
+    same for the scenarios' own expectations."""
+    counts: dict[str, dict[str, int]] = {kind.value: {o.value: 0 for o in Outcome} for kind in Kind}
+    for record in records:
+        for verdict in record.get("verdicts", []):
+            kind = verdict.get("kind", Kind.REQUIREMENT.value)
+            counts[kind][verdict["outcome"]] += 1
+    return counts
+
+
+def render_counts(counts: dict[str, dict[str, int]]) -> str:
+    """``requirements: 300 passed (judged), 2 failed, ... ; expectations: ...``."""
+    req, exp = counts[Kind.REQUIREMENT.value], counts[Kind.EXPECTATION.value]
+    return (
+        f"requirements: {req['pass']} passed (judged), {req['fail']} failed, "
+        f"{req['non-strict']} SHOULD unmet, {req['not-applicable']} not applicable, "
+        f"{req['skip']} skipped; expectations: {exp['pass']} met, {exp['fail']} not met"
+    )
 
 
 def target_kind(path: str) -> str | None:

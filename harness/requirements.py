@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from harness.verdicts import Level, Outcome, Verdict
+from harness.verdicts import Kind, Level, Outcome, Verdict
 
 GATEWAY_SEED = "000_08c89244bc50b181"
 CLIENT_SEED = "001_a4aab3267c38e4f0"
@@ -53,8 +53,9 @@ _GATEWAY = [
     _gw(
         "GW-FRAME-ID-COUNTER",
         MUST,
-        "Every frame carries an SSE id from the gateway's own counter: an integer that never "
-        "goes backwards and is never an ADK event id.",
+        "Every frame carries an SSE id from the gateway's own counter: an integer that strictly "
+        "increases (gaps allowed), never an ADK event id; only a message and the tool_call sent "
+        "for the same event may share an id.",
         "A gateway: Event to Server-Sent Events (the sequence id is the gateway's own counter)",
     ),
     _gw(
@@ -74,7 +75,7 @@ _GATEWAY = [
         "GW-FRAME-SEQUENCE",
         MUST,
         "The frames of a turn follow the seed's order: tool_call then tool_result for each "
-        "tool step, deltas then the message for streamed text, done last.",
+        "tool step, and the deltas of streamed text before the message that settles them.",
         "Worked example: one tool call, streamed",
     ),
     _gw(
@@ -125,7 +126,8 @@ _GATEWAY = [
         "GW-PERSIST-AGGREGATES",
         MUST,
         "The session stores the user message and aggregated events only (function call, "
-        "function response, final text, error events), never a partial chunk.",
+        "function response, final text, error events), never a partial chunk; a declared "
+        "history endpoint that cannot be read fails the persistence requirements.",
         "Inside SSE mode: chunk, partial, aggregate, persist; What to do next 5",
     ),
     _gw(
@@ -137,8 +139,7 @@ _GATEWAY = [
     _gw(
         "GW-LLM-BUDGET",
         MUST,
-        "A runaway tool loop is stopped by an LLM-call budget suited to an interactive "
-        "request, and the stream still ends with a terminal frame.",
+        "A runaway tool loop is stopped by an LLM-call budget suited to an interactive request.",
         "Failure modes: Runaway loops; What to do next 4",
     ),
     _gw(
@@ -151,8 +152,8 @@ _GATEWAY = [
     _gw(
         "GW-ERROR-FRAME",
         MUST,
-        "A run that fails (a model error before or during the stream, an exception) ends with "
-        "an error frame, never a hang or a bare done.",
+        "A run that fails (a model error before or during the stream, an exception, a run "
+        "stopped by its LLM-call budget) ends with an error frame, never a hang or a bare done.",
         "A gateway: Event to Server-Sent Events",
     ),
     _gw(
@@ -223,6 +224,38 @@ def judge(
         message=message,
         expected=expected,
         observed=observed,
+    )
+
+
+def not_applicable(id: str, message: str) -> Verdict:
+    """A requirement this run gave nothing to judge (no tool call, no resubscribe, ...).
+
+    Never a pass: a rule that was not exercised is reported as such, with the reason."""
+    req = requirement(id)
+    return Verdict(requirement=id, level=req.level, outcome=Outcome.NOT_APPLICABLE, message=message)
+
+
+def expectation(
+    name: str,
+    ok: bool,
+    message: str,
+    *,
+    expected: Any = None,
+    observed: Any = None,
+) -> Verdict:
+    """A verdict on one of the scenario's own expectations (``expect.frames``, ...).
+
+    A scenario's expectations are what its author wrote down about this one run; a mismatch
+    fails the scenario under the expectation's name, never under a requirement whose rule it
+    does not break."""
+    return Verdict(
+        requirement=name,
+        level=Level.MUST,
+        outcome=Outcome.PASS if ok else Outcome.FAIL,
+        message=message if ok else f"{name}: {message}",
+        expected=expected,
+        observed=observed,
+        kind=Kind.EXPECTATION,
     )
 
 

@@ -107,14 +107,16 @@ def _rules() -> list[Requirement]:
             "A2A-C-CANCEL",
             MUST,
             "When the deadline passes with the task unfinished, the client sends tasks/cancel for "
-            "it and reports a timeout.",
+            "it and reports a timeout; a call abandoned earlier while its task still runs "
+            "cancels it too.",
             f"Cancellation and shutdown; {_WHEN_OVER}",
         ),
         _c(
             "A2A-C-ARTIFACTS-COMPLETE",
             MUST,
-            "The result's artifacts equal the server's, or the result says incomplete: a "
-            "truncated artifact is never reported as complete.",
+            "A result that claims success (completed, message) carries the server's artifacts or "
+            "says incomplete: a truncated artifact is never reported as complete (a timeout, "
+            "error or failure already says the result is not complete).",
             _DROPS,
         ),
         _c(
@@ -136,7 +138,7 @@ def _rules() -> list[Requirement]:
             MUST,
             "The result's status follows the task: completed as completed, failed as failed, "
             "canceled as canceled; a call the client could not finish is a timeout or an error, "
-            "never a success.",
+            "never a success; a client that never sent its message follows no task.",
             _WHEN_OVER,
         ),
         _c(

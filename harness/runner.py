@@ -18,6 +18,7 @@ from typing import Any
 
 import aiohttp
 
+from harness.capabilities import GATEWAY_CAPABILITIES, ScenarioSkipped, missing_reason
 from harness.checks import check_gateway
 from harness.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
 from harness.durations import TimeScale
@@ -25,7 +26,7 @@ from harness.fakes.model import FakeModel
 from harness.fakes.tools import FakeTools
 from harness.faults.proxy import InlineProxy
 from harness.observation import AuthProbe, ChatResponse, Frame, GatewayObservation
-from harness.scenario import GatewayScenario
+from harness.scenario import MARKER_PLACEHOLDER, GatewayScenario
 from harness.sse import Decoder
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.targets.gateway import GatewayTarget, RunningGateway, start_gateway
@@ -44,10 +45,6 @@ next scenario starts (an orphaned run goes on calling the model between its step
 SETTLE_SECONDS = 2.0
 """How long (scaled, at least 1 s) the harness waits after a stream ends for the model calls the
 gateway still has open to finish, before it reads the history."""
-
-
-class ScenarioSkipped(Exception):
-    """The target does not declare a capability the scenario needs."""
 
 
 @dataclass(frozen=True)
@@ -136,16 +133,17 @@ class GatewayEnvironment:
         crashed = gateway.crashed()
         if crashed is not None:
             raise TargetError(crashed)
+        missing = missing_reason(
+            self.target.name, scenario.all_needs, self.target.declared, GATEWAY_CAPABILITIES
+        )
+        if missing is not None:
+            raise ScenarioSkipped(f"{missing}; scenario {scenario.id} needs it")
         which = "chat" if scenario.request.streaming else "chat_none"
         session_id = f"sp-{uuid.uuid4().hex[:16]}"
         # What the browser does goes through the browser link.
         endpoint = gateway.endpoint(which, session_id, base=self.browser_url)
         history_endpoint = gateway.endpoint("history", session_id, base=self.browser_url)
-        if endpoint is None:
-            raise ScenarioSkipped(
-                f"target {self.target.name!r} declares no '{which}' endpoint "
-                "(needed for a non-streaming turn)"
-            )
+        assert endpoint is not None  # none_mode is declared exactly when chat_none is set
         marker = f"SP-SECRET-{secrets.token_hex(8)}"
         self.model.load(scenario.model, time_scale=self.scale.factor)
         self.tools.load(scenario.tools, marker)
@@ -201,7 +199,8 @@ class GatewayEnvironment:
         observation = GatewayObservation(
             scenario=scenario.id,
             target=self.target_label,
-            marker=marker,
+            # A leak can only be judged where a tool payload carried the marker.
+            marker=marker if MARKER_PLACEHOLDER in json.dumps(scenario.tools) else "",
             request_text=scenario.request.text,
             streaming=scenario.request.streaming,
             response=response,
@@ -216,6 +215,8 @@ class GatewayEnvironment:
             link_events=link_events,
             auth_probes=probes,
             auth_declared=self.target.auth_declared,
+            scripted_calls=scenario.scripted_calls,
+            scripted_agents=scenario.scripted_agents,
             expect=scenario.expect,
             limits=scenario.limits,
             time_scale=self.scale.factor,

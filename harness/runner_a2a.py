@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from harness.capabilities import CLIENT_CAPABILITIES, ScenarioSkipped, missing_reason
 from harness.checks.a2a_client import check_a2a_client
 from harness.durations import TimeScale
 from harness.fakes.a2a import RPC_PATH, FakeA2AServer
@@ -31,7 +32,7 @@ from harness.protocol import a2a
 from harness.scenario_a2a import A2AClientScenario
 from harness.targets.client import ClientTarget, run_client_turn
 from harness.targets.client_result import ClientRun
-from harness.targets.errors import TargetConfigError
+from harness.targets.errors import TargetConfigError, TargetError
 from harness.verdicts import Verdict
 
 __all__ = ["A2AClientEnvironment", "A2AClientScenarioResult"]
@@ -98,6 +99,10 @@ class A2AClientEnvironment:
         link = self.link
         if link is None or self._url is None:
             raise RuntimeError("A2AClientEnvironment.run before start")
+        missing = scenario.missing_needs(self.target.declared)
+        if missing:
+            reason = missing_reason(self.target.name, missing, (), CLIENT_CAPABILITIES)
+            raise ScenarioSkipped(f"{reason}; scenario {scenario.id} needs it")
         scale = self.scale
         # The card advertises the link, so every call the client makes crosses it.
         self.fake.load(scenario.script, time_scale=scale, public_url=self._url + RPC_PATH)
@@ -126,6 +131,12 @@ class A2AClientEnvironment:
             )
 
         turns = [await turn(0, scenario.client.prompt, None, None)]
+        if turns[0].failure is not None and turns[0].failure.kind == "start":
+            # Not a verdict on the client's behaviour: the target could not be run at all.
+            raise TargetError(
+                f"target {self.target.name!r}: the client could not be started: "
+                f"{turns[0].failure.message}"
+            )
         first = turns[0].result
         if (
             scenario.client.follow_up is not None

@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from harness.capabilities import GatewayCapability
 from harness.durations import Duration
 from harness.faults.plan import Links
 from harness.requirements import RequirementIds
@@ -91,6 +92,10 @@ class ModelTurn(_Model):
     """Answer with this error status and body instead of a stream."""
     times: int | Literal["forever"] = 1
     """How many consecutive model calls this turn answers (``forever``: a runaway loop)."""
+    agent: str | None = Field(None, min_length=1)
+    """The agent that must make this call (e.g. the sub-agent ``billing`` after a transfer).
+    When another agent makes it, the scenario's ``model`` expectation fails: the topology it
+    needs did not run. ``None``: any agent."""
 
     @field_validator("times")
     @classmethod
@@ -192,6 +197,10 @@ class GatewayScenario(_Model):
     kind: Literal["gateway"] = "gateway"
     requirements: RequirementIds
     """The requirements this scenario is built to test (every applicable check runs anyway)."""
+    needs: tuple[GatewayCapability, ...] = ()
+    """Capabilities the target must declare for this scenario to run; without them it is
+    skipped with the reason. A non-streaming request implies ``none_mode`` and
+    ``expect.auth`` implies ``auth``."""
     model: tuple[ModelTurn, ...] = Field(min_length=1)
     tools: dict[str, Any] = Field(default_factory=dict)
     """The fake tool service's answer per tool; ``{{marker}}`` becomes a per-run secret."""
@@ -208,6 +217,35 @@ class GatewayScenario(_Model):
         if v.a2a:
             raise ValueError("a gateway scenario has no 'a2a' link; use 'browser' or 'model'")
         return v
+
+    @property
+    def all_needs(self) -> tuple[GatewayCapability, ...]:
+        """``needs`` plus what the request and expectations imply, in a fixed order."""
+        implied: set[str] = set(self.needs)
+        if not self.request.streaming:
+            implied.add("none_mode")
+        if self.expect.auth:
+            implied.add("auth")
+        order: tuple[GatewayCapability, ...] = ("multi_agent", "none_mode", "history", "auth")
+        return tuple(c for c in order if c in implied)
+
+    @property
+    def scripted_calls(self) -> int | Literal["forever"]:
+        """How many model calls the script answers; ``forever`` when a turn never runs out."""
+        if any(turn.times == "forever" for turn in self.model):
+            return "forever"
+        return sum(int(turn.times) for turn in self.model)
+
+    @property
+    def scripted_agents(self) -> tuple[str | None, ...]:
+        """The agent expected per scripted call, up to the first turn repeated forever."""
+        agents: list[str | None] = []
+        for turn in self.model:
+            if turn.times == "forever":
+                agents.append(turn.agent)
+                break
+            agents += [turn.agent] * int(turn.times)
+        return tuple(agents)
 
 
 if TYPE_CHECKING:

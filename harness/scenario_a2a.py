@@ -54,6 +54,7 @@ from pydantic import (
     model_validator,
 )
 
+from harness.capabilities import ClientCapability
 from harness.durations import Duration
 from harness.fakes.a2a_script import A2AScript, Reply, ServerBehaviour, Step
 from harness.faults.plan import Fault
@@ -219,6 +220,9 @@ class A2AClientScenario(_Model):
     kind: Literal["a2a-client"] = "a2a-client"
     requirements: RequirementIds
     """The requirements this scenario is built to test (every check runs anyway)."""
+    needs: tuple[ClientCapability, ...] = ()
+    """Capabilities the client target must declare; a follow-up turn implies ``follow_up`` and
+    the server's wire implies that wire (``both``: either)."""
     client: ClientCall
     task: tuple[Step, ...] | None = None
     reply: Annotated[Reply | None, BeforeValidator(_reply_shorthand)] = None
@@ -246,6 +250,17 @@ class A2AClientScenario(_Model):
                 f"{turns} turn(s) may take ({needed:g}s: deadline + grace each)"
             )
         return self
+
+    def missing_needs(self, declared: frozenset[str]) -> list[str]:
+        """What this scenario needs that a client declaring ``declared`` lacks."""
+        needs: list[str] = list(self.needs)
+        if self.client.follow_up is not None and "follow_up" not in needs:
+            needs.append("follow_up")
+        missing = [n for n in needs if n not in declared]
+        wires = ["0.3", "1.0"] if self.server.wire == "both" else [self.server.wire]
+        if not any(f"wire {w}" in declared for w in wires):
+            missing.append(f"wire {wires[0]}" if len(wires) == 1 else "wire 0.3")
+        return missing
 
     @property
     def script(self) -> A2AScript:

@@ -17,11 +17,21 @@ class Level(StrEnum):
 
 
 class Outcome(StrEnum):
-    PASS = "pass"
+    PASS = "pass"  # the rule was judged on something the run exercised, and it held
     FAIL = "fail"
     NON_STRICT = "non-strict"  # a SHOULD (or MAY) that was not met
-    INFO = "info"
+    NOT_APPLICABLE = "not-applicable"  # the run gave the rule nothing to judge
+    INFO = "info"  # something worth knowing that is not a verdict (e.g. a retried model call)
     SKIP = "skip"  # the target did not declare the capability the check needs
+
+
+class Kind(StrEnum):
+    """What a verdict judges: a requirement of the registry, or a scenario's own expectation
+    (``expect.frames``, ``expect.ledger``, ...), which is reported under its own name so that a
+    mismatch with what one scenario expects is never filed under an unrelated rule."""
+
+    REQUIREMENT = "requirement"
+    EXPECTATION = "expectation"
 
 
 class Verdict(BaseModel):
@@ -34,11 +44,13 @@ class Verdict(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     requirement: str
+    """The requirement id, or for an expectation its name (``expect.frames``)."""
     level: Level
     outcome: Outcome
     message: str
     expected: Any = None
     observed: Any = None
+    kind: Kind = Kind.REQUIREMENT
 
     @property
     def failed(self) -> bool:

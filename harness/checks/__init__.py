@@ -12,6 +12,7 @@ from collections.abc import Callable
 from harness.checks.auth import auth_verdicts, history_isolation_verdicts
 from harness.checks.disposal import dispose_verdicts
 from harness.checks.errors import error_event_verdicts, error_frame_verdicts
+from harness.checks.expectations import gateway_expectation_verdicts
 from harness.checks.frames import (
     frame_id_counter_verdicts,
     frame_id_fresh_verdicts,
@@ -56,6 +57,7 @@ __all__ = [
     "frame_id_fresh_verdicts",
     "frame_sequence_verdicts",
     "frame_type_verdicts",
+    "gateway_expectation_verdicts",
     "history_isolation_verdicts",
     "history_kinds",
     "llm_budget_verdicts",
@@ -95,10 +97,12 @@ GATEWAY_CHECKS: tuple[GatewayCheck, ...] = (
     dispose_verdicts,
     auth_verdicts,
     history_isolation_verdicts,
+    gateway_expectation_verdicts,
 )
-"""Every gateway check, in a fixed order: stream, rendering, tools, errors, persistence, auth."""
+"""Every gateway check, in a fixed order: stream, rendering, tools, errors, persistence, auth,
+then the scenario's own expectations."""
 
 
 def check_gateway(obs: GatewayObservation) -> list[Verdict]:
-    """Every gateway verdict for ``obs``, in a fixed order (auth only when probed)."""
+    """Every gateway verdict for ``obs``, in a fixed order."""
     return [verdict for check in GATEWAY_CHECKS for verdict in check(obs)]

@@ -33,14 +33,15 @@ from harness.checks.a2a_exchanges import (
 from harness.checks.frames import from_violations
 from harness.fakes.a2a_ledger import TaskEventRecord
 from harness.observation_a2a import A2AClientObservation
-from harness.requirements import judge
+from harness.requirements import judge, not_applicable
 from harness.scenario_a2a import ResultExpect, canonical_method, ledger_matches
 from harness.targets.client_result import ClientResult, ClientRun
-from harness.verdicts import Verdict
+from harness.verdicts import Kind, Level, Outcome, Verdict
 
 __all__ = [
     "A2A_CLIENT_CHECKS",
     "MIN_SLACK_S",
+    "a2a_expectation_verdicts",
     "artifacts_complete_verdicts",
     "cancel_verdicts",
     "check_a2a_client",
@@ -96,7 +97,7 @@ def _status(turn: ClientRun) -> str:
 
 
 def _not_judged(id: str, message: str) -> Verdict:
-    return judge(id, True, message)
+    return not_applicable(id, f"not judged: {message}")
 
 
 def _method(e: Exchange) -> str:
@@ -195,6 +196,8 @@ def complete_once_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     first, so a final status update followed by a terminal state cannot finish the call
     twice." A call that finishes twice prints two results."""
     rid = "A2A-C-COMPLETE-ONCE"
+    if not any(t.result_lines for t in obs.turns):
+        return [_not_judged(rid, "no result line was printed (see A2A-C-RESULT)")]
     problems = [
         f"{_label(t)} printed {t.result_lines} result lines: it completed {t.result_lines} times"
         for t in obs.turns
@@ -218,15 +221,15 @@ def no_resend_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     sees a new request and starts a second task." One logical call sends its message once."""
     rid = "A2A-C-NO-RESEND"
     problems: list[str] = []
-    for turn in _turns(obs):
+    turns = _turns(obs)
+    if not any(turn.messages() for turn in turns):
+        return [_not_judged(rid, "the client sent no message")]
+    for turn in turns:
         sent = turn.messages()
         if len(sent) > 1:
             at = ", ".join(f"{_method(e)} at {_secs(obs, e.t - turn.first)}" for e in sent)
             problems.append(f"{_label(turn.run)} sent its message {len(sent)} times ({at})")
-    expected = obs.expect.tasks_created
     created = len(obs.ledger.tasks)
-    if expected is not None and created != expected:
-        problems.append(f"the server created {created} task(s); the scenario expects {expected}")
     return [
         from_violations(
             rid,
@@ -234,7 +237,6 @@ def no_resend_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             rule="after a drop the client recovers by task id (tasks/get, tasks/resubscribe) and "
             "never sends the message again",
             ok=f"one message per call; {created} task(s) created",
-            expected=expected,
             observed=created,
         )
     ]
@@ -338,24 +340,26 @@ def no_resubscribe_done_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     problems: list[str] = []
     count = 0
     for turn in _turns(obs):
-        for resub, _previous, get in _resubscribes(turn):
-            if get is None or get.record is None:
+        for get in (e for e in turn.rpc if e.op == "get" and e.record is not None):
+            assert get.record is not None
+            state = states.get(get.record.index)
+            if state not in DONE_STATES:
                 continue
             count += 1
-            state = states.get(get.record.index)
-            if state in DONE_STATES:
+            later = [e for e in turn.rpc if e.op == "subscribe" and e.t > get.t]
+            if later:
                 problems.append(
                     f"{_label(turn.run)}: the tasks/get at {_secs(obs, get.t - turn.first)} "
-                    f"showed {state!r}, yet {_method(resub)} followed"
+                    f"showed {state!r}, yet {_method(later[0])} followed"
                 )
     if not count:
-        return [_not_judged(rid, "no resubscribe followed a snapshot")]
+        return [_not_judged(rid, "no snapshot showed a finished task")]
     return [
         from_violations(
             rid,
             problems,
             rule="a snapshot in a terminal or interrupted state ends the call; do not resubscribe",
-            ok="no resubscribe after a finished snapshot",
+            ok=f"{count} snapshot(s) showed the task finished, and no resubscribe followed",
         )
     ]
 
@@ -389,8 +393,8 @@ def recovery_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             moves = [x.t for x in turn.rpc if x is not e and x.t >= silent - _EPSILON]
             if turn.run.t_result is not None:
                 moves.append(turn.run.t_result)
-            elif turn.run.failure is not None and turn.run.failure.kind != "hang":
-                moves.append(turn.end)
+            elif turn.run.failure is not None and turn.run.failure.kind != "hang" and not moves:
+                continue  # it exited without a result: A2A-C-RESULT's failure, no timing seen
             later = [m for m in moves if m >= silent - _EPSILON]
             if later and min(later) - silent <= limit:
                 continue
@@ -407,26 +411,15 @@ def recovery_verdicts(obs: A2AClientObservation) -> list[Verdict]:
                     f"client never recovered: it waited {_secs(obs, turn.end - silent)} until "
                     "it was stopped"
                 )
-    pattern = obs.expect.ledger
-    methods = [canonical_method(m) for m in obs.ledger.rpc_methods]
-    if pattern is not None and not ledger_matches(pattern, methods):
-        problems.append(
-            f"the server received {' '.join(methods) or '(no call)'}; the scenario expects "
-            f"{' '.join(pattern)}"
-        )
     idle = f"idle limit {_secs(obs, obs.idle_s)} + tolerance {_secs(obs, slack(obs))}"
+    if not drops:
+        return [_not_judged(rid, "no stream of a known task was dropped")]
     return [
         from_violations(
             rid,
             problems,
             rule=f"a stream that goes quiet or fails is recovered (tasks/get) within the {idle}",
-            ok=(
-                f"{drops} dropped stream(s), each recovered within the {idle}"
-                if drops
-                else "no stream was dropped"
-            ),
-            expected=" ".join(pattern) if pattern is not None else None,
-            observed=" ".join(methods) if pattern is not None else None,
+            ok=f"{drops} dropped stream(s), each recovered within the {idle}",
         )
     ]
 
@@ -440,23 +433,30 @@ def deadline_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     rid = "A2A-C-DEADLINE"
     limit = obs.deadline_s + slack(obs)
     problems: list[str] = []
+    judged = 0
     for turn in _turns(obs):
         run = turn.run
+        if not turn.rpc:
+            continue  # no request reached the server: nothing was timed
         if run.t_result is not None:
             took = run.t_result - turn.first
         elif run.failure is not None and run.failure.kind == "hang":
+            judged += 1
             problems.append(
                 f"{_label(run)} was still running {_secs(obs, turn.end - turn.first)} after its "
                 f"first request, with no result (deadline {_secs(obs, obs.deadline_s)})"
             )
             continue
         else:
-            took = turn.end - turn.first
+            continue  # no readable result line: when the call ended was not seen (A2A-C-RESULT)
+        judged += 1
         if took > limit:
             problems.append(
                 f"{_label(run)} ended {_secs(obs, took)} after its first request (deadline "
                 f"{_secs(obs, obs.deadline_s)} + tolerance {_secs(obs, slack(obs))})"
             )
+    if not judged:
+        return [_not_judged(rid, "no call with a request and a readable result (A2A-C-RESULT)")]
     return [
         from_violations(
             rid,
@@ -486,11 +486,21 @@ def cancel_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             and done.state == "canceled"
             and any(c.t <= done.t + _EPSILON for c in cancels)
         )
+        ended_at = run.t_result if run.t_result is not None else turn.end
         if not by_client:
-            if done is not None and done.t <= deadline_at + slack(obs):
-                continue  # the task finished in time
-            if run.t_result is not None and run.t_result < deadline_at - slack(obs):
-                continue  # the call ended well before its deadline (another rule judges how)
+            if done is not None and done.t <= min(deadline_at, ended_at) + slack(obs):
+                continue  # the task finished (or stopped for input) before the call ended
+            if ended_at < deadline_at - slack(obs):
+                # The client gave up early on a task still running: it abandoned the request,
+                # and "when [...] the user abandons the request, call cancelTask".
+                judged += 1
+                if not [e for e in cancels if e.t <= ended_at + slack(obs)]:
+                    problems.append(
+                        f"{_label(run)} ended {_secs(obs, ended_at - turn.first)} in, while the "
+                        f"task was still {state_at(obs, turn.task, ended_at)!r}, without sending "
+                        "tasks/cancel"
+                    )
+                continue
         judged += 1
         in_time = [e for e in cancels if e.t <= deadline_at + slack(obs)]
         if not in_time:
@@ -507,7 +517,7 @@ def cancel_verdicts(obs: A2AClientObservation) -> list[Verdict]:
                 "a timeout"
             )
     if not judged:
-        return [_not_judged(rid, "no task outlived the deadline")]
+        return [_not_judged(rid, "no task outlived the deadline or the call")]
     return [
         from_violations(
             rid,
@@ -591,6 +601,11 @@ def _artifact_ids(turn: _Turn, until: float | None = None) -> list[str]:
     return list(dict.fromkeys(c.artifact_id for c in chunks if c.artifact_id is not None))
 
 
+SUCCESS: Final = frozenset({"completed", "message"})
+"""Result statuses that claim the answer is there: only these owe ``incomplete`` when
+chunks are missing."""
+
+
 def _expect_for(obs: A2AClientObservation, turn: _Turn) -> ResultExpect | None:
     return obs.expect.result if turn.run.turn == 0 else obs.expect.follow_up
 
@@ -604,34 +619,17 @@ def artifacts_complete_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     rid = "A2A-C-ARTIFACTS-COMPLETE"
     problems: list[str] = []
     notes: list[str] = []
+    judged = 0
     for turn in _turns(obs):
         result = turn.result
-        expect = _expect_for(obs, turn)
-        if result is None or turn.task is None:
+        if result is None or turn.task is None or not _artifact_ids(turn):
             continue
-        if expect is not None:
-            for aid, wanted in expect.artifacts.items():
-                got = result.artifact(aid)
-                view = _ArtifactView(turn, aid)
-                if wanted == "incomplete" and not result.incomplete:
-                    problems.append(
-                        f"{_label(turn.run)}: the scenario expects artifact {aid!r} flagged "
-                        "incomplete, and the result does not say incomplete"
-                    )
-                elif wanted == "complete" and (
-                    result.incomplete or got is None or got.text not in view.full
-                ):
-                    problems.append(
-                        f"{_label(turn.run)}: the scenario expects artifact {aid!r} complete "
-                        f"({len(view.server_text or '')} chars); the result "
-                        + (
-                            "says incomplete"
-                            if result.incomplete
-                            else "lacks it"
-                            if got is None
-                            else f"has {len(got.text)} chars"
-                        )
-                    )
+        if result.status not in SUCCESS:
+            # A timeout, error, failure or interruption already says the result is not
+            # complete: no incomplete flag is owed (README, the result contract).
+            notes.append(f"{_label(turn.run)} says {result.status!r}, not a success")
+            continue
+        judged += 1
         if result.incomplete:
             notes.append(f"{_label(turn.run)} says incomplete")
             continue
@@ -661,6 +659,9 @@ def artifacts_complete_verdicts(obs: A2AClientObservation) -> list[Verdict]:
                 f"has {_shorten(view.server_text or '')!r}) and the result does not say "
                 "incomplete"
             )
+    if not judged:
+        why = "; ".join(notes) or "no result claimed success with streamed artifacts"
+        return [_not_judged(rid, why)]
     ok = "the result's artifacts equal the server's"
     if notes:
         ok += "; " + "; ".join(notes)
@@ -683,10 +684,12 @@ def reassembly_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     chunk kept."""
     rid = "A2A-C-REASSEMBLY"
     problems: list[str] = []
+    judged = 0
     for turn in _turns(obs):
         result = turn.result
         if result is None or turn.task is None:
             continue
+        judged += len(result.artifacts)
         known = set(_artifact_ids(turn))
         server_all = replay_artifacts(artifact_chunks(obs, turn.task, 0.0, turn.end))
         for got in result.artifacts:
@@ -715,6 +718,8 @@ def reassembly_verdicts(obs: A2AClientObservation) -> list[Verdict]:
                     f"{_shorten(view.server_text or '')!r}): a chunk counted twice or a replaced "
                     "chunk kept"
                 )
+    if not judged:
+        return [_not_judged(rid, "the result reports no artifact")]
     return [
         from_violations(
             rid,
@@ -846,12 +851,12 @@ def status_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             continue
         outcome = turn.outcome()
         seen.append(f"{_label(turn.run)}: server {outcome}, result {result.status}")
-        expect = _expect_for(obs, turn)
-        if expect is not None and expect.status is not None and expect.status != result.status:
+        if not turn.messages() and not turn.troubled():
             problems.append(
-                f"{_label(turn.run)}: the result says {result.status!r}; the scenario expects "
-                f"{expect.status!r}"
+                f"{_label(turn.run)} never sent its message to the agent, though nothing failed "
+                f"on the wire, and the result says {result.status!r}: it follows no task"
             )
+            continue
         if outcome in ("rejected", "unknown", "message") or outcome in INTERRUPTED:
             continue
         status = result.status
@@ -882,13 +887,15 @@ def status_verdicts(obs: A2AClientObservation) -> list[Verdict]:
                 f"{_label(turn.run)}: {what}, and the result says {status!r} (expected "
                 f"{' or '.join(sorted(allowed))})"
             )
+    if not seen:
+        return [_not_judged(rid, "no result to judge (see A2A-C-RESULT)")]
     return [
         from_violations(
             rid,
             problems,
             rule="completed is a success; failed and canceled are failures; an unfinished call "
             "is a timeout or an error",
-            ok="; ".join(seen) or "no result to judge",
+            ok="; ".join(seen),
         )
     ]
 
@@ -1050,9 +1057,11 @@ def headers_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     (research a2a.md §1.2, §2.1)."""
     rid = "A2A-C-HEADERS"
     problems: list[str] = []
+    judged = 0
     for r in obs.ledger.requests:
         if r.rpc_method is None or r.wire is None:
             continue
+        judged += 1
         op = canonical_method(r.rpc_method)
         if op in ("message/stream", "tasks/resubscribe") and "text/event-stream" not in (
             r.accept or ""
@@ -1064,6 +1073,8 @@ def headers_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             problems.append(f"{r.rpc_method} (1.0) sent A2A-Version: {r.a2a_version!r}")
         if r.wire == "0.3" and version and major != "0":
             problems.append(f"{r.rpc_method} (0.3) sent A2A-Version: {r.a2a_version!r}")
+    if not judged:
+        return [_not_judged(rid, "the client sent no JSON-RPC request")]
     return [
         from_violations(
             rid,
@@ -1082,6 +1093,89 @@ def _shorten(text: str, limit: int = 60) -> str:
     head = limit * 2 // 3
     tail = limit - head - 1
     return f"{text[:head]}…{text[-tail:]} ({len(text)} chars)"
+
+
+# --- the scenario's own expectations ----------------------------------------------------------
+
+
+def _expectation(
+    name: str, problems: Sequence[str], ok: str, expected: Any, observed: Any
+) -> Verdict:
+    return Verdict(
+        requirement=name,
+        level=Level.MUST,
+        outcome=Outcome.FAIL if problems else Outcome.PASS,
+        message=f"{name}: {'; '.join(problems)}" if problems else ok,
+        expected=expected,
+        observed=observed,
+        kind=Kind.EXPECTATION,
+    )
+
+
+def _result_problems(turn: _Turn, expect: ResultExpect) -> list[str]:
+    result = turn.result
+    if result is None:
+        return [f"{_label(turn.run)} printed no readable result"]
+    problems: list[str] = []
+    if expect.status is not None and expect.status != result.status:
+        problems.append(f"{_label(turn.run)} says {result.status!r}, expected {expect.status!r}")
+    for aid, wanted in expect.artifacts.items():
+        got = result.artifact(aid)
+        full = _ArtifactView(turn, aid).full if turn.task is not None else set()
+        if wanted == "incomplete" and not result.incomplete:
+            problems.append(
+                f"{_label(turn.run)}: artifact {aid!r} expected flagged incomplete, and the "
+                "result does not say incomplete"
+            )
+        elif wanted == "complete" and (result.incomplete or got is None or got.text not in full):
+            how = (
+                "says incomplete"
+                if result.incomplete
+                else "lacks it"
+                if got is None
+                else f"has {_shorten(got.text)!r}"
+            )
+            problems.append(
+                f"{_label(turn.run)}: artifact {aid!r} expected complete; the result {how}"
+            )
+    return problems
+
+
+def a2a_expectation_verdicts(obs: A2AClientObservation) -> list[Verdict]:
+    """The scenario's ``expect`` block, each entry under its own name (``expect.ledger``,
+    ``expect.tasks_created``, ``expect.result``, ``expect.follow_up``), never under a
+    requirement whose rule it does not state. Entries the scenario leaves out give no verdict."""
+    out: list[Verdict] = []
+    expect = obs.expect
+    if expect.ledger is not None:
+        methods = [canonical_method(m) for m in obs.ledger.rpc_methods]
+        seen = " ".join(methods) or "(no call)"
+        wanted = " ".join(expect.ledger)
+        bad = [] if ledger_matches(expect.ledger, methods) else [f"the server received {seen}"]
+        out.append(_expectation("expect.ledger", bad, f"the server received {seen}", wanted, seen))
+    if expect.tasks_created is not None:
+        created = len(obs.ledger.tasks)
+        bad = [] if created == expect.tasks_created else [f"the server created {created} task(s)"]
+        out.append(
+            _expectation(
+                "expect.tasks_created", bad, f"{created} task(s)", expect.tasks_created, created
+            )
+        )
+    for turn in _turns(obs):
+        wanted_result = _expect_for(obs, turn)
+        if wanted_result is None:
+            continue
+        name = "expect.result" if turn.run.turn == 0 else "expect.follow_up"
+        out.append(
+            _expectation(
+                name,
+                _result_problems(turn, wanted_result),
+                f"{_label(turn.run)}: {_status(turn.run)}",
+                wanted_result.model_dump(exclude_defaults=True),
+                _status(turn.run),
+            )
+        )
+    return out
 
 
 A2AClientCheck = Callable[[A2AClientObservation], list[Verdict]]
@@ -1106,8 +1200,9 @@ A2A_CLIENT_CHECKS: Final[tuple[A2AClientCheck, ...]] = (
     follow_up_verdicts,
     headers_verdicts,
     gap_verdicts,
+    a2a_expectation_verdicts,
 )
-"""Every A2A client check, in the registry's order."""
+"""Every A2A client check, in the registry's order, then the scenario's own expectations."""
 
 
 def check_a2a_client(obs: A2AClientObservation) -> list[Verdict]:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from harness.checks.frames import from_violations
 from harness.observation import AuthProbe, GatewayObservation
-from harness.requirements import skip
+from harness.requirements import not_applicable, skip
 from harness.verdicts import Verdict
 
 __all__ = ["auth_verdicts", "history_isolation_verdicts"]
@@ -32,15 +32,22 @@ def _judge_probes(
     obs: GatewayObservation, rid: str, wanted: Mapping[str, frozenset[int]], rule: str
 ) -> list[Verdict]:
     if obs.auth_probes is None:
-        return []  # not requested by the scenario
+        return [not_applicable(rid, "not judged: the scenario sends no auth probes")]
     if not obs.auth_declared:
         return [skip(rid, "the target declares no users/tokens")]
     probes: list[AuthProbe] = [p for p in obs.auth_probes if p.name in wanted]
     if not probes:
         return [skip(rid, f"not judged: none of the probes {', '.join(wanted)} was run")]
     problems: list[str] = []
+    owner_read = obs.history is not None and not obs.history_error
     for probe in probes:
         allowed = wanted[probe.name]
+        if probe.status == 404 and 404 in allowed and not owner_read:
+            problems.append(
+                f"probe {probe.name}: {probe.method} {probe.url} got HTTP 404, but the owner's "
+                "own read of that history failed too, so the 404 shows no isolation"
+            )
+            continue
         if probe.status in allowed:
             continue
         answer = f"HTTP {probe.status}" if probe.status is not None else "no answer"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from harness.checks.frames import from_violations
 from harness.observation import GatewayObservation
-from harness.requirements import info
+from harness.requirements import not_applicable
 from harness.verdicts import Verdict
 
 MIN_BOUND = 0.5
@@ -27,7 +27,7 @@ def dispose_verdicts(obs: GatewayObservation) -> list[Verdict]:
     rid = "GW-DISPOSE"
     left = obs.disconnected_at
     if left is None:
-        return [info(rid, "not judged: the browser stayed until the stream ended")]
+        return [not_applicable(rid, "not judged: the browser stayed until the stream ended")]
     bound = dispose_bound(obs)
     deadline = left + bound
     problems: list[str] = []

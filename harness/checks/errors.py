@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.checks.frames import from_violations, label, no_stream_skip, sequence
+from harness.checks.frames import from_violations, label, left_early, no_stream, sequence
 from harness.observation import GatewayObservation, ModelCall
-from harness.requirements import judge
+from harness.requirements import info, not_applicable
 from harness.verdicts import Verdict
 
 __all__ = ["error_event_verdicts", "error_frame_verdicts"]
@@ -47,11 +47,11 @@ def _error_event_reasons(obs: GatewayObservation) -> list[str]:
 def error_event_verdicts(obs: GatewayObservation) -> list[Verdict]:
     """An event with an error code becomes an ``error`` frame, even when the run completes."""
     rid = "GW-ERROR-EVENT"
-    if (skipped := no_stream_skip(obs, rid)) is not None:
+    if (skipped := no_stream(obs, rid)) is not None:
         return skipped
     reasons = _error_event_reasons(obs)
     if not reasons:
-        return [judge(rid, True, "no error event in this run")]
+        return [not_applicable(rid, "not judged: no event in this run carried an error code")]
     has_error = any(f.event == "error" for f in obs.frames)
     problems = [] if has_error else [f"{reasons[0]}, but the stream has no error frame"]
     return [
@@ -94,7 +94,31 @@ def _run_failure_reasons(obs: GatewayObservation) -> list[str]:
     if obs.response.end == "error" and not any(f.event == "done" for f in obs.frames):
         detail = f": {obs.response.error}" if obs.response.error else ""
         reasons.append(f"the response broke off{detail}")
+    if (stopped := _stopped_mid_loop(obs)) is not None:
+        reasons.append(stopped)
     return reasons
+
+
+def _stopped_mid_loop(obs: GatewayObservation) -> str | None:
+    """The run was stopped with work left: the model's last answer asked for a tool, yet no
+    model call followed the tool's answer (an LLM-call budget, or any other stop). ADK's flow
+    always calls the model again after running the tools of an aggregated function call, so
+    such a run did not complete; it failed (the seed's ``maxLlmCalls`` fails the Flowable)."""
+    if not obs.model_calls or obs.response.end != "clean":
+        return None
+    last = obs.model_calls[-1]
+    complete = last.completed and last.error_sent is None and last.status < 400
+    if not (complete and last.function_calls_sent and last.finish_reason_sent in (None, "STOP")):
+        return None
+    names = ", ".join(str(fc.get("name", "?")) for fc in last.function_calls_sent)
+    return (
+        f"the run stopped after model call #{last.index} asked for {names}: no model call "
+        "followed, so the run did not complete (e.g. its LLM-call budget stopped it)"
+    )
+
+
+def _retries(obs: GatewayObservation) -> list[ModelCall]:
+    return [c for c in obs.model_calls if c.status >= 400 and _retried(c, obs.model_calls)]
 
 
 def error_frame_verdicts(obs: GatewayObservation) -> list[Verdict]:
@@ -105,11 +129,23 @@ def error_frame_verdicts(obs: GatewayObservation) -> list[Verdict]:
     error in the middle of the stream) fails the run unless the model client retried it.
     """
     rid = "GW-ERROR-FRAME"
-    if (skipped := no_stream_skip(obs, rid)) is not None:
+    if (skipped := no_stream(obs, rid)) is not None:
         return skipped
+    if obs.response.end == "client-closed":
+        return [left_early(obs, rid)]
+    notes = [
+        info(
+            rid,
+            f"the model client retried {len(retried)} failed model call(s) "
+            f"({', '.join(f'#{c.index} HTTP {c.status}' for c in retried)}); a retry is the "
+            "client's choice, judged only by how the stream ends",
+        )
+        for retried in [_retries(obs)]
+        if retried
+    ]
     reasons = _run_failure_reasons(obs)
     if not reasons:
-        return [judge(rid, True, "the run did not fail")]
+        return [*notes, not_applicable(rid, "not judged: the run did not fail")]
     problems: list[str] = []
     error = next((f for f in obs.frames if f.event == "error"), None)
     done = next((f for f in obs.frames if f.event == "done"), None)
@@ -124,6 +160,7 @@ def error_frame_verdicts(obs: GatewayObservation) -> list[Verdict]:
             "(it hung)"
         )
     return [
+        *notes,
         from_violations(
             rid,
             problems,
@@ -132,5 +169,5 @@ def error_frame_verdicts(obs: GatewayObservation) -> list[Verdict]:
             ok=f"the failure reached the browser as an error frame: {reasons[0]}",
             expected="... error  (or ... error done)",
             observed=f"{sequence(obs.frames)}; end {obs.response.end}",
-        )
+        ),
     ]

@@ -18,8 +18,7 @@ from typing import Any
 
 from harness.checks.reducer import replay
 from harness.observation import Frame, GatewayObservation
-from harness.patterns import matches
-from harness.requirements import info, judge, skip
+from harness.requirements import judge, not_applicable
 from harness.verdicts import Verdict
 
 __all__ = [
@@ -129,24 +128,33 @@ def has_event_stream(obs: GatewayObservation) -> bool:
     return not _stream_problems(obs)
 
 
-def left_early_info(obs: GatewayObservation, requirement_id: str) -> Verdict:
+def left_early(obs: GatewayObservation, requirement_id: str) -> Verdict:
     """The browser went away on purpose, so how the stream would have ended is unknown."""
-    return info(
+    return not_applicable(
         requirement_id,
         f"not judged: the browser went away after {len(obs.frames)} frame(s), by design of "
         "the scenario",
     )
 
 
-def no_stream_skip(obs: GatewayObservation, requirement_id: str) -> list[Verdict] | None:
-    """``[SKIP]`` when there is no event stream to judge, else ``None``.
+def no_stream(obs: GatewayObservation, requirement_id: str) -> list[Verdict] | None:
+    """``[NOT APPLICABLE]`` when there is no event stream to judge, else ``None``.
 
     When GW-SSE-RESPONSE fails, every frame-based check says so once instead of piling up
     failures that all have the same cause.
     """
     if has_event_stream(obs):
         return None
-    return [skip(requirement_id, "not judged: no event stream (see GW-SSE-RESPONSE)")]
+    return [not_applicable(requirement_id, "not judged: no event stream (see GW-SSE-RESPONSE)")]
+
+
+def no_frames(obs: GatewayObservation, requirement_id: str) -> list[Verdict] | None:
+    """``[NOT APPLICABLE]`` when there is no event stream or it carried no frame."""
+    if (missing := no_stream(obs, requirement_id)) is not None:
+        return missing
+    if obs.frames:
+        return None
+    return [not_applicable(requirement_id, "not judged: the stream carried no frame")]
 
 
 def from_violations(
@@ -267,7 +275,7 @@ def frame_type_verdicts(obs: GatewayObservation) -> list[Verdict]:
     final}``, ``tool_call {names}``, ``tool_result {count}``, ``error {code?, retryable?}``,
     ``done {}``. Extra keys are allowed (a client reads only what it needs).
     """
-    if (skipped := no_stream_skip(obs, "GW-FRAME-TYPES")) is not None:
+    if (skipped := no_frames(obs, "GW-FRAME-TYPES")) is not None:
         return skipped
     problems = [p for f in obs.frames if (p := _shape_problem(f)) is not None]
     return [
@@ -292,15 +300,22 @@ def _int_id(frame: Frame) -> int | None:
     return int(frame.id) if frame.id.isascii() and frame.id.isdigit() else None
 
 
+def _shares_event(previous: Frame, frame: Frame) -> bool:
+    """``frame`` may carry ``previous``'s id: the seed's ``send`` emits a ``message`` and then
+    a ``tool_call`` for one function-call event with text, both numbered ``n``."""
+    return previous.event == "message" and frame.event == "tool_call"
+
+
 def frame_id_counter_verdicts(obs: GatewayObservation) -> list[Verdict]:
     """Every frame carries the gateway's own counter as its SSE id.
 
     The seed: "the sequence id is the gateway's own counter, because nothing in the event
-    contract promises ids suited to SSE Last-Event-ID resumption". The controller numbers per
-    ADK event, so a ``message`` and the ``tool_call`` of one event share an id, and an event
-    that yields no frame leaves a gap: ids must never go backwards, but may repeat or skip.
+    contract promises ids suited to SSE Last-Event-ID resumption". Its controller takes
+    ``seq.incrementAndGet()`` once per ADK event and once more for ``done`` or ``error``, so
+    ids strictly increase, an event that yields no frame leaves a gap, and the only frames that
+    can share an id are the ``message`` and the ``tool_call`` sent for one event.
     """
-    if (skipped := no_stream_skip(obs, "GW-FRAME-ID-COUNTER")) is not None:
+    if (skipped := no_frames(obs, "GW-FRAME-ID-COUNTER")) is not None:
         return skipped
     stored_ids = {
         e["id"]: i
@@ -327,17 +342,27 @@ def frame_id_counter_verdicts(obs: GatewayObservation) -> list[Verdict]:
         if number is None:
             problems.append(f"{label(frame)} id {frame.id!r} is not a decimal integer")
             continue
-        if previous is not None and number < int(previous.id):
-            problems.append(f"{label(frame)} goes backwards after id {previous.id}")
+        if previous is not None:
+            before = int(previous.id)
+            if number < before:
+                problems.append(f"{label(frame)} goes backwards after id {previous.id}")
+            elif number == before and not _shares_event(previous, frame):
+                problems.append(
+                    f"{label(frame)} repeats the id of {label(previous)}: only a message and "
+                    "the tool_call of the same event may share an id"
+                )
         previous = frame
     return [
         from_violations(
             "GW-FRAME-ID-COUNTER",
             problems,
             rule="every frame has its own id: line holding the gateway's counter, a decimal "
-            "integer that never decreases along the stream and is never an ADK event id",
+            "integer that strictly increases along the stream (gaps allowed) and is never an "
+            "ADK event id; only a message and the tool_call sent for the same event may share "
+            "an id",
             ok=f"{len(obs.frames)} frame id(s) from the gateway's own counter",
-            expected="id: 1, 2, 3, ... (never decreasing)",
+            expected="id: 1, 2, 3, ... (strictly increasing; a message and its tool_call may "
+            "share one)",
             observed=" ".join(f.id or "-" for f in obs.frames) or "(no frames)",
         )
     ]
@@ -346,7 +371,7 @@ def frame_id_counter_verdicts(obs: GatewayObservation) -> list[Verdict]:
 def frame_id_fresh_verdicts(obs: GatewayObservation) -> list[Verdict]:
     """SHOULD: a fresh id per frame. The seed's own controller shares one id between the
     ``message`` and ``tool_call`` of an event, so this is a SHOULD, never the MUST."""
-    if (skipped := no_stream_skip(obs, "GW-FRAME-ID-FRESH")) is not None:
+    if (skipped := no_frames(obs, "GW-FRAME-ID-FRESH")) is not None:
         return skipped
     sharing: dict[str, list[Frame]] = {}
     for frame in obs.frames:
@@ -394,11 +419,11 @@ def stream_terminal_verdicts(obs: GatewayObservation) -> list[Verdict]:
     ``error`` then ``done`` (an error event on a run that completes) and two ``error`` frames
     (an error event followed by an exception) are both what the seed's controller sends.
     """
-    if (skipped := no_stream_skip(obs, "GW-STREAM-TERMINAL")) is not None:
+    if (skipped := no_stream(obs, "GW-STREAM-TERMINAL")) is not None:
         return skipped
     response = obs.response
     if response.end == "client-closed":
-        return [left_early_info(obs, "GW-STREAM-TERMINAL")]
+        return [left_early(obs, "GW-STREAM-TERMINAL")]
     problems: list[str] = []
     if response.end == "timeout":
         problems.append(
@@ -482,29 +507,51 @@ def _tool_result_problems(obs: GatewayObservation) -> list[str]:
     return problems
 
 
-def frame_sequence_verdicts(obs: GatewayObservation) -> list[Verdict]:
-    """The frame order: the scenario's expected pattern, and tool_result after its tool_call.
-
-    The worked example: ``tool_call``, ``tool_result``, three ``delta``, ``message``, ``done``. The
-    only order rule that holds for every run is that a tool result answers a call shown before
-    it (ADK runs tools only from the aggregated function-call event).
-    """
-    if (skipped := no_stream_skip(obs, "GW-FRAME-SEQUENCE")) is not None:
-        return skipped
-    names = [f.event for f in obs.frames]
+def _text_order_problems(frames: Sequence[Frame]) -> list[str]:
+    """A ``message`` sent before the deltas that spell it: the aggregate must close the
+    streamed text ("append deltas to a draft, then replace the draft with the message")."""
     problems: list[str] = []
-    pattern = obs.expect.frames
-    if pattern is not None and not matches(pattern, names):
-        problems.append(f"the frames {sequence(obs.frames)} do not match the expected {pattern!r}")
-    problems += _tool_result_problems(obs)
+    for i, frame in enumerate(frames):
+        d = payload_dict(frame) if frame.event == "message" else None
+        if d is None or not isinstance(d.get("text"), str) or not squash(d["text"]):
+            continue
+        author, text = d.get("author"), squash(d["text"])
+        later = ""
+        for after in frames[i + 1 :]:
+            p = payload_dict(after) or {}
+            if after.event != "delta" or p.get("author") != author:
+                break
+            later += str(p.get("text", ""))
+        if later and squash(later) == text:
+            problems.append(f"{label(frame)} comes before the deltas that spell its text")
+    return problems
+
+
+def frame_sequence_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """The seed's order: a tool result answers a call shown before it, and a message closes
+    the deltas that spell it (never precedes them).
+
+    The worked example: ``tool_call``, ``tool_result``, three ``delta``, ``message``, ``done``.
+    ADK runs tools only from the aggregated function-call event, so a ``tool_result`` always
+    follows its ``tool_call``; the aggregate follows its partials. (That the stream ends with
+    ``done`` or ``error`` is GW-STREAM-TERMINAL's rule; the scenario's own ``expect.frames`` is
+    judged as that expectation.)
+    """
+    rid = "GW-FRAME-SEQUENCE"
+    if (skipped := no_frames(obs, rid)) is not None:
+        return skipped
+    kinds = {f.event for f in obs.frames}
+    streamed_text = "delta" in kinds and "message" in kinds
+    if not (kinds & {"tool_call", "tool_result"}) and not streamed_text:
+        return [not_applicable(rid, "not judged: no tool step and no streamed text in this stream")]
+    problems = _tool_result_problems(obs) + _text_order_problems(obs.frames)
     return [
         from_violations(
-            "GW-FRAME-SEQUENCE",
+            rid,
             problems,
-            rule="every tool_result follows a tool_call it answers"
-            + (f", and the frame types match {pattern!r}" if pattern else ""),
+            rule="every tool_result follows a tool_call it answers, and a message follows the "
+            "deltas that spell it",
             ok=f"frame order {sequence(obs.frames)}",
-            expected=pattern,
             observed=sequence(obs.frames),
         )
     ]

@@ -20,14 +20,13 @@ from harness.checks.frames import (
     compress,
     from_violations,
     label,
-    no_stream_skip,
+    no_stream,
     payload_dict,
     short,
     squash,
 )
 from harness.observation import GatewayObservation, ModelCall
-from harness.patterns import matches
-from harness.requirements import judge, skip
+from harness.requirements import not_applicable, skip
 from harness.verdicts import Verdict
 
 __all__ = [
@@ -91,36 +90,47 @@ def _kinds(kinds: Sequence[str]) -> str:
     return compress(kinds, sep=", ")
 
 
-def persist_aggregates_verdicts(obs: GatewayObservation) -> list[Verdict]:
-    """The session stores the aggregates, never a partial chunk.
-
-    Stored error events are legitimate records (Python ADK stores the error event of a model
-    error, and ``errorCode: INVOCATION_ABORTED`` after a client disconnect).
-    """
-    rid = "GW-PERSIST-AGGREGATES"
-    if obs.history is None:
-        return [skip(rid, "the target declares no history endpoint")]
-    rule = (
-        "the session stores the user message and aggregated events only (function call, function "
-        "response, final text, error events), never a partial chunk"
-    )
+def _unreadable(obs: GatewayObservation, rid: str, rule: str) -> list[Verdict] | None:
+    """A FAIL when the target declares a history endpoint that could not be read; a SKIP when
+    it declares none; ``None`` when the history is there to judge."""
     if obs.history_error:
         return [
             from_violations(
                 rid,
-                [f"the history could not be read: {obs.history_error}"],
+                [f"the declared history endpoint could not be read: {obs.history_error}"],
                 rule=rule,
                 ok="",
             )
         ]
-    problems: list[str] = []
+    if obs.history is None:
+        return [skip(rid, "the target declares no history endpoint")]
+    return None
+
+
+def persist_aggregates_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """The session stores the user message and the aggregates, never a partial chunk.
+
+    Stored error events are legitimate records (Python ADK stores the error event of a model
+    error, and ``errorCode: INVOCATION_ABORTED`` after a client disconnect). The scenario's
+    ``expect.history`` is judged as that expectation, not here.
+    """
+    rid = "GW-PERSIST-AGGREGATES"
+    rule = (
+        "the session stores the user message and aggregated events only (function call, function "
+        "response, final text, error events), never a partial chunk"
+    )
+    if (skipped := no_stream(obs, rid)) is not None:
+        return skipped
+    if (unjudged := _unreadable(obs, rid, rule)) is not None:
+        return unjudged
+    assert obs.history is not None
     kinds = history_kinds(obs.history)
-    wanted = obs.expect.history
-    if isinstance(wanted, str):
-        if not matches(wanted, kinds):
-            problems.append(f"the session holds [{_kinds(kinds)}], expected {wanted!r}")
-    elif wanted is not None and kinds != list(wanted):
-        problems.append(f"the session holds [{_kinds(kinds)}], expected [{_kinds(wanted)}]")
+    problems: list[str] = []
+    if "user" not in kinds:
+        problems.append(
+            f"the session holds [{_kinds(kinds)}]: the user message {short(obs.request_text)} "
+            "was not stored"
+        )
     problems += [
         f"{_describe(i, e)} is a partial chunk (partial: true)"
         for i, e in enumerate(obs.history)
@@ -132,7 +142,7 @@ def persist_aggregates_verdicts(obs: GatewayObservation) -> list[Verdict]:
             problems,
             rule=rule,
             ok=f"{len(obs.history)} stored event(s), no partial chunk: [{_kinds(kinds)}]",
-            expected=f"[{_kinds(wanted)}]" if wanted is not None else "no partial events",
+            expected="the user message, then aggregates only",
             observed=f"[{_kinds(kinds)}]",
         )
     ]
@@ -145,12 +155,17 @@ def persist_matches_message_verdicts(obs: GatewayObservation) -> list[Verdict]:
     stored ("Never treat client-side accumulated deltas as the record").
     """
     rid = "GW-PERSIST-MATCHES-MESSAGE"
-    if obs.history is None:
-        return [skip(rid, "the target declares no history endpoint")]
-    if obs.history_error:
-        return [skip(rid, "not judged: the history could not be read (see GW-PERSIST-AGGREGATES)")]
-    if (skipped := no_stream_skip(obs, rid)) is not None:
+    rule = (
+        "the text of every message frame must equal, exactly, the text of a stored event by the "
+        "same author: the message is the aggregate, and the aggregate is the record"
+    )
+    if (skipped := no_stream(obs, rid)) is not None:
         return skipped
+    if not any(f.event == "message" for f in obs.frames):
+        return [not_applicable(rid, "not judged: the stream carried no message frame")]
+    if (unjudged := _unreadable(obs, rid, rule)) is not None:
+        return unjudged
+    assert obs.history is not None
     stored: dict[str, list[str]] = {}
     for event in obs.history:
         author = event.get("author")
@@ -180,13 +195,13 @@ def persist_matches_message_verdicts(obs: GatewayObservation) -> list[Verdict]:
             f"{label(frame)} says {short(text)} but no stored event by {author!r} holds exactly "
             f"that text{hint}"
         )
+    if not checked:
+        return [not_applicable(rid, "not judged: no well-formed message frame (GW-FRAME-TYPES)")]
     return [
         from_violations(
             rid,
             problems,
-            rule="the text of every message frame must equal, exactly, the text of a stored "
-            "event by the same author: the message is the aggregate, and the aggregate is the "
-            "record",
+            rule=rule,
             ok=f"{checked} message frame(s), each stored verbatim",
         )
     ]
@@ -231,11 +246,16 @@ def no_half_record_verdicts(obs: GatewayObservation) -> list[Verdict]:
     without a finish reason is different: ADK emits that aggregate by design.)
     """
     rid = "GW-NO-HALF-RECORD"
-    if obs.history is None:
-        return [skip(rid, "the target declares no history endpoint")]
+    rule = (
+        "when the answer's stream breaks, the deltas received so far are a draft, never the "
+        "record: nothing but an aggregate may be stored"
+    )
     cut = [c for c in _cut_calls(obs) if squash(c.text_sent)]
     if not cut:
-        return [judge(rid, True, "no model stream broke mid-answer in this run")]
+        return [not_applicable(rid, "not judged: no model stream broke mid-answer in this run")]
+    if (unjudged := _unreadable(obs, rid, rule)) is not None:
+        return unjudged
+    assert obs.history is not None
     problems: list[str] = []
     for i, event in enumerate(obs.history):
         if history_kind(event) != "text":
@@ -253,8 +273,7 @@ def no_half_record_verdicts(obs: GatewayObservation) -> list[Verdict]:
         from_violations(
             rid,
             problems,
-            rule="when the answer's stream breaks, the deltas received so far are a draft, "
-            "never the record: nothing but an aggregate may be stored",
+            rule=rule,
             ok="no half answer stored",
             expected="no stored text that is a broken answer's beginning",
             observed=f"the session holds [{_kinds(history_kinds(obs.history))}]",

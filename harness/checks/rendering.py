@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from harness.checks.frames import (
     from_violations,
     label,
-    no_stream_skip,
+    no_stream,
     payload_dict,
     sequence,
     short,
@@ -24,7 +24,7 @@ from harness.checks.frames import (
 )
 from harness.checks.reducer import Draft, replay
 from harness.observation import Frame, GatewayObservation, ModelCall
-from harness.requirements import skip
+from harness.requirements import not_applicable
 from harness.verdicts import Verdict
 
 __all__ = ["answer_as_message_verdicts", "double_render_verdicts"]
@@ -203,11 +203,13 @@ def double_render_verdicts(obs: GatewayObservation) -> list[Verdict]:
     more delta), or when the same answer arrives in two ``message`` frames. After every delta,
     the draft must be the beginning of something the model sent for that author.
     """
-    if (skipped := no_stream_skip(obs, "GW-NO-DOUBLE-RENDER")) is not None:
+    if (skipped := no_stream(obs, "GW-NO-DOUBLE-RENDER")) is not None:
         return skipped
-    if not obs.model_calls and any(f.event in ("delta", "message") for f in obs.frames):
+    if not any(f.event in ("delta", "message") for f in obs.frames):
+        return [not_applicable("GW-NO-DOUBLE-RENDER", "not judged: no text frame was rendered")]
+    if not obs.model_calls:
         return [
-            skip(
+            not_applicable(
                 "GW-NO-DOUBLE-RENDER",
                 "not judged: no model calls were recorded, so what the model said is unknown",
             )
@@ -296,9 +298,17 @@ def answer_as_message_verdicts(obs: GatewayObservation) -> list[Verdict]:
     reason becomes an ``error`` frame instead (ADK sets ``errorCode``), so it is not required
     here; neither are calls made after the stream had already ended in error.
     """
-    if (skipped := no_stream_skip(obs, "GW-ANSWER-AS-MESSAGE")) is not None:
+    if (skipped := no_stream(obs, "GW-ANSWER-AS-MESSAGE")) is not None:
         return skipped
     messages = _texts(obs.frames, "message")
+    clean_text = any(_clean(c) and squash(c.text_sent) for c in obs.model_calls)
+    if not messages and not clean_text:
+        return [
+            not_applicable(
+                "GW-ANSWER-AS-MESSAGE",
+                "not judged: no model text completed cleanly and no message frame was sent",
+            )
+        ]
     problems = _missing_answers(obs, messages) + _message_vs_deltas(obs)
     return [
         from_violations(
@@ -327,7 +337,7 @@ def final_flag_verdicts(obs: GatewayObservation) -> list[Verdict]:
     Messages whose origin cannot be told from the model calls are not judged.
     """
     rid = "GW-FINAL-FLAG"
-    if (skipped := no_stream_skip(obs, rid)) is not None:
+    if (skipped := no_stream(obs, rid)) is not None:
         return skipped
     problems: list[str] = []
     judged = 0
@@ -350,6 +360,14 @@ def final_flag_verdicts(obs: GatewayObservation) -> list[Verdict]:
             problems.append(
                 f"{label(frame)} says final: {str(payload['final']).lower()}, but it is {why}"
             )
+    if not judged:
+        return [
+            not_applicable(
+                rid,
+                "not judged: no message frame whose text is a clean model answer (with or "
+                "without a function call)",
+            )
+        ]
     return [
         from_violations(
             rid,

@@ -16,17 +16,14 @@ from collections.abc import Iterable
 from harness.checks.frames import (
     compress,
     ended_with_done,
-    ended_with_terminal_frame,
     from_violations,
-    has_event_stream,
     label,
-    last_event,
-    no_stream_skip,
+    no_stream,
     payload_dict,
     short,
 )
 from harness.observation import Frame, GatewayObservation, ModelCall
-from harness.requirements import skip
+from harness.requirements import not_applicable
 from harness.verdicts import Verdict
 
 __all__ = [
@@ -81,14 +78,18 @@ def tool_call_from_aggregate_verdicts(obs: GatewayObservation) -> list[Verdict]:
     ``done``, the tool_call frames must be a prefix of the expected ones.
     """
     rid = "GW-TOOL-CALL-FROM-AGGREGATE"
-    if (skipped := no_stream_skip(obs, rid)) is not None:
+    if (skipped := no_stream(obs, rid)) is not None:
         return skipped
     frames = [f for f in obs.frames if f.event == "tool_call"]
     if frames and not obs.model_calls:
         return [
-            skip(rid, "not judged: no model calls were recorded, so the aggregates are unknown")
+            not_applicable(
+                rid, "not judged: no model calls were recorded, so the aggregates are unknown"
+            )
         ]
     aggregates = [c for c in obs.model_calls if _aggregated(c)]
+    if not frames and not aggregates:
+        return [not_applicable(rid, "not judged: no function-call event and no tool_call frame")]
     expected = [_names(c) for c in aggregates]
     observed = [_frame_names(f) for f in frames]
     done = ended_with_done(obs)
@@ -166,6 +167,10 @@ def tool_once_verdicts(obs: GatewayObservation) -> list[Verdict]:
         if (n in served if served is not None else n not in ADK_INTERNAL)
     )
     ran = Counter(t.tool for t in obs.tool_calls)
+    if not most and not least and not ran:
+        return [
+            not_applicable(rid, "not judged: the model called no tool and no tool was executed")
+        ]
     done = ended_with_done(obs)
     problems: list[str] = []
     for name in sorted(set(most) | set(ran)):
@@ -179,13 +184,6 @@ def tool_once_verdicts(obs: GatewayObservation) -> list[Verdict]:
                 f"{name} ran {ran[name]} time(s) but aggregated events called it "
                 f"{least[name]} time(s) and the run completed (done)"
             )
-    wanted = obs.expect.tool_calls
-    if wanted is not None:
-        for name in sorted(set(wanted) | set(ran)):
-            if ran[name] != wanted.get(name, 0):
-                problems.append(
-                    f"{name} ran {ran[name]} time(s); the scenario expects {wanted.get(name, 0)}"
-                )
     return [
         from_violations(
             rid,
@@ -193,7 +191,7 @@ def tool_once_verdicts(obs: GatewayObservation) -> list[Verdict]:
             rule="a tool runs once per function call in an aggregated (non-partial) event, "
             "never for a partial one",
             ok=f"tool executions match the aggregated calls: {dict(sorted(ran.items())) or 'none'}",
-            expected=dict(sorted((wanted if wanted is not None else least).items())),
+            expected=dict(sorted(least.items())),
             observed=dict(sorted(ran.items())),
         )
     ]
@@ -210,10 +208,12 @@ def tool_leak_verdicts(obs: GatewayObservation) -> list[Verdict]:
     answer; it must not appear in any frame's event, id or data (JSON-escaped forms included).
     """
     rid = "GW-NO-TOOL-LEAK"
-    if (skipped := no_stream_skip(obs, rid)) is not None:
+    if (skipped := no_stream(obs, rid)) is not None:
         return skipped
     if not obs.marker:
-        return [skip(rid, "not judged: this run has no tool payload marker")]
+        return [not_applicable(rid, "not judged: no tool payload carried a marker in this run")]
+    if not obs.tool_calls:
+        return [not_applicable(rid, "not judged: no tool was executed, so no payload to leak")]
     forms = [obs.marker]
     for _ in range(3):  # the payload JSON-encoded inside a string, up to three times over
         forms.append(json.dumps(forms[-1])[1:-1])
@@ -248,41 +248,41 @@ def llm_budget_verdicts(obs: GatewayObservation) -> list[Verdict]:
 
     "Runaway loops. A tool that always triggers another call keeps the stream open.
     maxLlmCalls defaults to 500; set a budget suited to an interactive request." The seed's
-    controller sets ``setMaxLlmCalls(20)``; exceeding it fails the Flowable, which the
-    controller turns into an ``error`` frame.
+    controller sets ``setMaxLlmCalls(20)``. Judged when the model's script could outrun the
+    scenario's budget (a turn repeated ``forever``) or the gateway made more calls than the
+    budget; how the stopped run ends is GW-ERROR-FRAME's and GW-STREAM-TERMINAL's rule.
     """
     rid = "GW-LLM-BUDGET"
     calls, budget = len(obs.model_calls), obs.limits.model_calls
+    scripted = obs.scripted_calls
+    runaway = scripted == "forever" or (isinstance(scripted, int) and scripted > budget)
+    if calls <= budget and not runaway:
+        return [
+            not_applicable(
+                rid,
+                f"not judged: {calls} model call(s), and the model's script ends within the "
+                f"budget of {budget}: no runaway loop to stop",
+            )
+        ]
     problems: list[str] = []
     if calls > budget:
         problems.append(
             f"{calls} model calls for one request; an interactive budget must stop a loop by "
             f"{budget}"
         )
-    if not has_event_stream(obs):
-        if not problems:
-            return [skip(rid, "not judged: no event stream (see GW-SSE-RESPONSE)")]
-    elif obs.response.end == "client-closed":
-        pass  # the browser left; only the call count is judged (disposal is GW-DISPOSE)
-    elif not ended_with_terminal_frame(obs):
-        if obs.response.end == "timeout":
-            problems.append(
-                f"the stream was still open after {obs.limits.run_timeout:g}s with {calls} model "
-                "call(s) made"
-            )
-        else:
-            problems.append(
-                f"the stream ended ({obs.response.end}) with {last_event(obs) or 'no frame'}, "
-                "not with a done or error frame"
-            )
+    elif obs.response.end == "timeout":
+        problems.append(
+            f"the loop was not stopped: the stream was still open after "
+            f"{obs.limits.run_timeout:g}s with {calls} model call(s) made"
+        )
     return [
         from_violations(
             rid,
             problems,
             rule=f"a request may make at most {budget} model calls (the scenario's interactive "
-            "budget), and the stream must still end with a done or error frame",
+            "budget): a runaway loop must be stopped",
             ok=f"{calls} model call(s), within the budget of {budget}",
-            expected=f"<= {budget} model calls, then done or error",
-            observed=f"{calls} model calls, last frame {last_event(obs)}, end {obs.response.end}",
+            expected=f"<= {budget} model calls",
+            observed=f"{calls} model calls, end {obs.response.end}",
         )
     ]

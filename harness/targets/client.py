@@ -30,6 +30,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from harness.capabilities import ClientCapability, Wire
 from harness.durations import Duration
 from harness.targets.client_result import (
     ClientFailure,
@@ -76,6 +77,18 @@ class ClientTarget(_Model):
     """Real seconds added to every turn's bound for the runtime to boot (not scaled)."""
     bug_env: str | None = None
     """The environment variable through which ``--bug NAME`` reaches the target (references)."""
+    wires: tuple[Wire, ...] = Field(("0.3",), min_length=1)
+    """The A2A wires the client speaks: ``"0.3"`` (the seed's protocol, the default),
+    ``"1.0"``, or both. A scenario whose server speaks only a wire the client lacks is
+    skipped."""
+    capabilities: tuple[ClientCapability, ...] = ()
+    """What the client serves beyond one call: ``follow_up`` (a second turn that answers
+    input-required with the task and context ids it is given)."""
+
+    @property
+    def declared(self) -> frozenset[str]:
+        """The capabilities and the wires (as ``wire 0.3``, ``wire 1.0``) the client declares."""
+        return frozenset({*self.capabilities, *(f"wire {w}" for w in self.wires)})
 
     @field_validator("command")
     @classmethod

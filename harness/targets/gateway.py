@@ -19,6 +19,7 @@ from typing import Literal
 import aiohttp
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from harness.capabilities import GatewayCapability
 from harness.durations import Duration
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.targets.files import load_target_file
@@ -89,6 +90,10 @@ class GatewayTarget(_Model):
     """0 lets the system pick; set fixed ports when attaching by ``url``."""
     bug_env: str | None = None
     """The environment variable through which ``--bug NAME`` reaches the target (references)."""
+    capabilities: tuple[GatewayCapability, ...] = ()
+    """What the gateway serves beyond the contract: ``multi_agent`` must be declared here;
+    ``none_mode``, ``history`` and ``auth`` follow from ``endpoints`` and ``auth`` (listing one
+    here without its endpoint or users is an error)."""
 
     @model_validator(mode="after")
     def _one_way_in(self) -> GatewayTarget:
@@ -101,6 +106,35 @@ class GatewayTarget(_Model):
         except re.error as exc:
             raise ValueError(f"listening_pattern does not compile: {exc}") from None
         return self
+
+    @model_validator(mode="after")
+    def _capabilities_backed(self) -> GatewayTarget:
+        implied = self._implied()
+        for capability in self.capabilities:
+            if capability in ("none_mode", "history", "auth") and capability not in implied:
+                source = {
+                    "none_mode": "endpoints.chat_none",
+                    "history": "endpoints.history",
+                    "auth": "auth.users (two users)",
+                }[capability]
+                raise ValueError(f"capabilities lists {capability!r} but {source} is not set")
+        return self
+
+    def _implied(self) -> set[str]:
+        implied: set[str] = set()
+        if self.endpoints.chat_none is not None:
+            implied.add("none_mode")
+        if self.endpoints.history is not None:
+            implied.add("history")
+        if self.auth_declared:
+            implied.add("auth")
+        return implied
+
+    @property
+    def declared(self) -> frozenset[str]:
+        """Every capability the target serves: the listed ones and those its endpoints and
+        users imply."""
+        return frozenset({*self.capabilities, *self._implied()})
 
     @property
     def auth_declared(self) -> bool:

@@ -1,0 +1,56 @@
+"""Capabilities: what a target declares it serves beyond its contract's minimum.
+
+A scenario names what it **needs**; a need the target does not declare skips the scenario with
+that reason, so a correct system is never failed for lacking an optional feature (README,
+"Capabilities"). Core vocabulary: no suite, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Literal
+
+__all__ = [
+    "CLIENT_CAPABILITIES",
+    "GATEWAY_CAPABILITIES",
+    "ClientCapability",
+    "GatewayCapability",
+    "ScenarioSkipped",
+    "Wire",
+    "missing_reason",
+]
+
+
+class ScenarioSkipped(Exception):
+    """The target does not declare a capability the scenario needs; the message says which."""
+
+
+GatewayCapability = Literal["multi_agent", "none_mode", "history", "auth"]
+ClientCapability = Literal["follow_up"]
+Wire = Literal["0.3", "1.0"]
+
+GATEWAY_CAPABILITIES: Mapping[str, str] = {
+    "multi_agent": "the sub-agents billing (reached by transfer_to_agent) and courier (a "
+    "single-turn sub-agent used as a tool)",
+    "none_mode": "a non-streaming (NONE mode) chat endpoint, endpoints.chat_none",
+    "history": "a history endpoint that reads the session, endpoints.history",
+    "auth": "bearer-token users, auth.users (two of them)",
+}
+CLIENT_CAPABILITIES: Mapping[str, str] = {
+    "follow_up": "a follow-up turn that replies to input-required with STREAMPROOF_TASK_ID and "
+    "STREAMPROOF_CONTEXT_ID",
+    "wire 0.3": 'the A2A 0.3 wire, wires: ["0.3"]',
+    "wire 1.0": 'the A2A 1.0 wire, wires: ["1.0"]',
+}
+
+
+def missing_reason(
+    target: str, needs: Iterable[str], declared: Iterable[str], meanings: Mapping[str, str]
+) -> str | None:
+    """Why a scenario needing ``needs`` cannot run on ``target`` (``None``: it can)."""
+    have = set(declared)
+    missing = [n for n in needs if n not in have]
+    if not missing:
+        return None
+    what = "; ".join(f"{n} ({meanings.get(n, n)})" for n in missing)
+    return f"target {target!r} does not declare {what}"

@@ -1,0 +1,143 @@
+"""A gateway scenario's own expectations, each judged under its own name.
+
+``expect.frames``, ``expect.history``, ``expect.tool_calls`` and ``expect.model_calls`` are what
+one scenario's author wrote down about one run; ``model`` is its script (which agent makes each
+call, and that a run that completes used the turns it was given). A mismatch fails the scenario
+as that expectation, never under a requirement whose rule it does not break. Expectations the
+scenario does not set produce no verdict.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from harness.checks.frames import compress, ended_with_done, sequence
+from harness.checks.persistence import history_kinds
+from harness.observation import GatewayObservation
+from harness.patterns import matches
+from harness.verdicts import Kind, Level, Outcome, Verdict
+
+__all__ = ["gateway_expectation_verdicts"]
+
+
+def _verdict(
+    name: str, problem: str | None, ok: str, expected: object, observed: object
+) -> Verdict:
+    return Verdict(
+        requirement=name,
+        level=Level.MUST,
+        outcome=Outcome.FAIL if problem else Outcome.PASS,
+        message=f"{name}: {problem}" if problem else ok,
+        expected=expected,
+        observed=observed,
+        kind=Kind.EXPECTATION,
+    )
+
+
+def _unjudged(name: str, outcome: Outcome, reason: str) -> Verdict:
+    return Verdict(
+        requirement=name, level=Level.MUST, outcome=outcome, message=reason, kind=Kind.EXPECTATION
+    )
+
+
+def _frames(obs: GatewayObservation) -> list[Verdict]:
+    pattern = obs.expect.frames
+    if pattern is None:
+        return []
+    names = [f.event for f in obs.frames]
+    seen = sequence(obs.frames)
+    problem = None if matches(pattern, names) else f"the frames {seen} do not match {pattern!r}"
+    return [_verdict("expect.frames", problem, f"frames {seen}", pattern, seen)]
+
+
+def _history(obs: GatewayObservation) -> list[Verdict]:
+    wanted = obs.expect.history
+    if wanted is None:
+        return []
+    name = "expect.history"
+    if obs.history_error:
+        return [
+            _verdict(name, f"the history could not be read: {obs.history_error}", "", wanted, None)
+        ]
+    if obs.history is None:
+        return [_unjudged(name, Outcome.SKIP, "the target declares no history endpoint")]
+    kinds = history_kinds(obs.history)
+    shown = f"[{compress(kinds, sep=', ')}]"
+    if isinstance(wanted, str):
+        ok = matches(wanted, kinds)
+        expected = wanted
+    else:
+        ok = kinds == list(wanted)
+        expected = f"[{compress(list(wanted), sep=', ')}]"
+    problem = None if ok else f"the session holds {shown}, expected {expected}"
+    return [_verdict(name, problem, f"the session holds {shown}", expected, shown)]
+
+
+def _tool_calls(obs: GatewayObservation) -> list[Verdict]:
+    wanted = obs.expect.tool_calls
+    if wanted is None:
+        return []
+    ran = Counter(t.tool for t in obs.tool_calls)
+    problems = [
+        f"{name} ran {ran[name]} time(s), expected {wanted.get(name, 0)}"
+        for name in sorted(set(wanted) | set(ran))
+        if ran[name] != wanted.get(name, 0)
+    ]
+    observed = dict(sorted(ran.items()))
+    return [
+        _verdict(
+            "expect.tool_calls",
+            "; ".join(problems) or None,
+            f"tool executions {observed or 'none'}",
+            dict(sorted(wanted.items())),
+            observed,
+        )
+    ]
+
+
+def _model_calls(obs: GatewayObservation) -> list[Verdict]:
+    wanted = obs.expect.model_calls
+    if wanted is None:
+        return []
+    made = len(obs.model_calls)
+    problem = None if made == wanted else f"{made} model call(s) were made, expected {wanted}"
+    return [_verdict("expect.model_calls", problem, f"{made} model call(s)", wanted, made)]
+
+
+def _script(obs: GatewayObservation) -> list[Verdict]:
+    """Which agent made each scripted call, and whether a completed run used its script."""
+    problems: list[str] = []
+    for call in obs.model_calls:
+        if call.turn is None or call.turn >= len(obs.scripted_agents):
+            continue
+        wanted = obs.scripted_agents[call.turn]
+        if wanted is not None and call.agent is not None and call.agent != wanted:
+            problems.append(
+                f"model call #{call.index} answered the turn scripted for agent {wanted!r}, but "
+                f"{call.agent!r} made it: the hand-over to {wanted!r} did not happen"
+            )
+    scripted, made = obs.scripted_calls, len(obs.model_calls)
+    completed = ended_with_done(obs) and not any(f.event == "error" for f in obs.frames)
+    if completed and isinstance(scripted, int) and made < scripted:
+        problems.append(
+            f"the run completed (done, no error) after {made} model call(s), but the scenario "
+            f"scripts {scripted}: the agent never asked for the rest"
+        )
+    if not problems and not any(a is not None for a in obs.scripted_agents):
+        if not (completed and isinstance(scripted, int)):
+            return []
+    agents = compress([c.agent or "?" for c in obs.model_calls]) or "(none)"
+    return [
+        _verdict(
+            "model",
+            "; ".join(problems) or None,
+            f"{made} model call(s), by {agents}",
+            f"{scripted} scripted call(s)",
+            f"{made} call(s) by {agents}",
+        )
+    ]
+
+
+def gateway_expectation_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """A verdict per expectation the scenario sets (none for those it does not)."""
+    return [*_frames(obs), *_history(obs), *_tool_calls(obs), *_model_calls(obs), *_script(obs)]
