@@ -48,9 +48,26 @@ def test_reference_passes_every_gateway_scenario(tmp_path: Path) -> None:
     scenario = next(s for s in report["scenarios"] if s["id"] == "gateway/one-tool-call-streamed")
     frames = [f["event"] for f in scenario["observation"]["frames"]]
     assert frames[:2] == ["tool_call", "tool_result"] and frames[-2:] == ["message", "done"]
-    assert all(v["outcome"] in ("pass", "skip", "info") for v in scenario["verdicts"])
+    assert all(v["outcome"] in ("pass", "not-applicable") for v in scenario["verdicts"])
     assert (tmp_path / "junit.xml").read_text().count("<testcase") == report["summary"]["scenarios"]
+    assert_declared_requirements_judged(report)
+    counts = report["summary"]["verdicts"]["requirement"]
+    assert counts["pass"] > 0 and counts["not-applicable"] > 0 and counts["fail"] == 0
     print(f"streamproof run scenarios/gateway: {elapsed:.1f}s wall")
+
+
+def assert_declared_requirements_judged(report: dict[str, object]) -> None:
+    """Every requirement a scenario declares in ``requirements:`` was judged there (a pass or
+    a failure, never only not applicable): a scenario exercises what it says it tests."""
+    unjudged = []
+    for scenario in report["scenarios"]:  # type: ignore[attr-defined]
+        judged = {
+            v["requirement"]
+            for v in scenario.get("verdicts", [])
+            if v["outcome"] in ("pass", "fail", "non-strict")
+        }
+        unjudged += [f"{scenario['id']}: {r}" for r in scenario["requirements"] if r not in judged]
+    assert not unjudged, "declared but never judged: " + ", ".join(unjudged)
 
 
 @pytest.mark.parametrize("bug", sorted(BUGS))
