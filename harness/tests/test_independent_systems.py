@@ -1,0 +1,210 @@
+"""The suites against systems written from the seeds and the README alone
+(``harness/tests/independent/``), not from the reference: a correct-but-minimal gateway and a
+0.3-only client must pass every MUST, with the scenarios they cannot serve skipped for a
+named reason; a gateway that only says ``done``, one whose history fails and a client that
+only says ``error`` must fail."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness.tests.conftest import require_module
+
+ROOT = Path(__file__).resolve().parents[2]
+INDEPENDENT = Path(__file__).resolve().parent / "independent"
+GATEWAY_SCENARIOS = ROOT / "scenarios" / "gateway"
+CLIENT_SCENARIOS = ROOT / "scenarios" / "a2a_client"
+SUITE_TIMEOUT_S = 900.0
+
+Report = dict[str, Any]
+
+
+def run_suite(scenarios: Path, target: str, report_dir: Path) -> tuple[int, str, Report]:
+    """``streamproof run`` as a user runs it; the exit status, the output and results.json."""
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            str(scenarios),
+            "--target",
+            str(INDEPENDENT / target),
+            "--report-dir",
+            str(report_dir),
+            "-q",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=SUITE_TIMEOUT_S,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    output = run.stdout[-6000:] + run.stderr[-3000:]
+    results = report_dir / "results.json"
+    assert results.exists(), f"exit {run.returncode}, no results.json:\n{output}"
+    return run.returncode, output, json.loads(results.read_text())
+
+
+def failures(report: Report) -> list[str]:
+    """Every verdict that fails the run, as ``scenario [requirement] message``."""
+    return [
+        f"{s['id']} [{v.get('requirement')}] {str(v.get('message'))[:300]}"
+        for s in report["scenarios"]
+        for v in s.get("verdicts", [])
+        if v.get("outcome") == "fail"
+    ]
+
+
+def failed_requirements(report: Report) -> set[str]:
+    return {
+        str(v.get("requirement"))
+        for s in report["scenarios"]
+        for v in s.get("verdicts", [])
+        if v.get("outcome") == "fail"
+    }
+
+
+def skip_reason(scenario: Report) -> str:
+    for key in ("reason", "skip_reason", "error"):
+        if scenario.get(key):
+            return str(scenario[key])
+    return ""
+
+
+def scenario_documents(folder: Path) -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = []
+    for file in sorted(folder.glob("*.yaml")):
+        docs += [d for d in yaml.safe_load_all(file.read_text()) if isinstance(d, dict)]
+    return docs
+
+
+def gateway_needs(doc: dict[str, Any]) -> set[str]:
+    """What a gateway scenario needs beyond the minimal contract, read from its YAML."""
+    needs = set(doc.get("needs") or ())
+    request = doc.get("request")
+    if isinstance(request, dict) and request.get("streaming") is False:
+        needs.add("none_mode")
+    if (doc.get("expect") or {}).get("auth"):
+        needs.add("auth")
+    return needs
+
+
+def client_needs(doc: dict[str, Any]) -> set[str]:
+    """What a client scenario needs beyond a 0.3-only, single-turn client."""
+    needs: set[str] = set()
+    if str((doc.get("server") or {}).get("wire", "0.3")) == "1.0":
+        needs.add("wire 1.0")
+    if (doc.get("client") or {}).get("follow_up") is not None:
+        needs.add("follow_up")
+    return needs
+
+
+def capability_pattern(need: str) -> re.Pattern[str]:
+    """``multi_agent`` also matches ``multi-agent`` and ``multi agent``; ``wire 1.0`` is ``1.0``."""
+    if need == "wire 1.0":
+        return re.compile(r"1\.0")
+    return re.compile(r"[_\- ]".join(map(re.escape, need.split("_"))), re.IGNORECASE)
+
+
+def assert_skipped_for_needs(report: Report, needs_of: dict[str, set[str]]) -> None:
+    by_id = {s["id"]: s for s in report["scenarios"]}
+    wrong: list[str] = []
+    for scenario_id, needs in sorted(needs_of.items()):
+        if not needs:
+            continue
+        s = by_id.get(scenario_id)
+        if s is None:
+            wrong.append(f"{scenario_id}: not in the report")
+            continue
+        reason = skip_reason(s)
+        if s.get("outcome") != "skipped":
+            wrong.append(f"{scenario_id}: {s.get('outcome')}, expected skipped for {needs}")
+        elif not any(capability_pattern(n).search(reason) for n in needs):
+            wrong.append(f"{scenario_id}: skip reason {reason!r} names none of {sorted(needs)}")
+    assert not wrong, "\n".join(wrong)
+
+
+# --- the correct systems ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def minimal_gateway_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Report]:
+    require_module("google.adk")
+    return run_suite(
+        GATEWAY_SCENARIOS, "minimal-gateway.yaml", tmp_path_factory.mktemp("minimal-gateway")
+    )
+
+
+@pytest.fixture(scope="module")
+def client_03_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Report]:
+    return run_suite(CLIENT_SCENARIOS, "client-0.3.yaml", tmp_path_factory.mktemp("client-0.3"))
+
+
+def test_minimal_gateway_fails_no_must(minimal_gateway_run: tuple[int, str, Report]) -> None:
+    code, output, report = minimal_gateway_run
+    assert not failures(report), "\n".join(failures(report)) + "\n" + output
+    assert code == 0, output
+    assert report["summary"]["passed"] >= 10
+
+
+def test_minimal_gateway_skips_what_it_does_not_serve(
+    minimal_gateway_run: tuple[int, str, Report],
+) -> None:
+    _, _, report = minimal_gateway_run
+    needs = {str(d["id"]): gateway_needs(d) for d in scenario_documents(GATEWAY_SCENARIOS)}
+    assert any("multi_agent" in n for n in needs.values())
+    assert any("none_mode" in n for n in needs.values())
+    assert any("auth" in n for n in needs.values())
+    assert_skipped_for_needs(report, needs)
+
+
+def test_client_03_fails_no_must(client_03_run: tuple[int, str, Report]) -> None:
+    code, output, report = client_03_run
+    assert not failures(report), "\n".join(failures(report)) + "\n" + output
+    assert code == 0, output
+    assert report["summary"]["passed"] >= 10
+
+
+def test_client_03_skips_the_1_0_wire_and_follow_ups(
+    client_03_run: tuple[int, str, Report],
+) -> None:
+    _, _, report = client_03_run
+    needs = {str(d["id"]): client_needs(d) for d in scenario_documents(CLIENT_SCENARIOS)}
+    assert any("wire 1.0" in n for n in needs.values())
+    assert any("follow_up" in n for n in needs.values())
+    assert_skipped_for_needs(report, needs)
+
+
+# --- the broken systems -----------------------------------------------------------------------
+
+
+def test_done_only_gateway_fails(tmp_path: Path) -> None:
+    code, output, report = run_suite(GATEWAY_SCENARIOS, "done-only-gateway.yaml", tmp_path)
+    assert code == 1, output
+    assert failures(report), output
+    assert {"GW-ANSWER-AS-MESSAGE", "GW-PERSIST-AGGREGATES"} & failed_requirements(report)
+
+
+def test_broken_history_gateway_fails_persistence(tmp_path: Path) -> None:
+    require_module("google.adk")
+    code, output, report = run_suite(GATEWAY_SCENARIOS, "broken-history-gateway.yaml", tmp_path)
+    assert code == 1, output
+    persist = {r for r in failed_requirements(report) if r.startswith("GW-PERSIST-")}
+    assert persist, "\n".join(failures(report)) + "\n" + output
+
+
+def test_error_only_client_fails(tmp_path: Path) -> None:
+    code, output, report = run_suite(CLIENT_SCENARIOS, "error-only-client.yaml", tmp_path)
+    assert code == 1, output
+    assert failures(report), output
+    assert "A2A-C-STATUS" in failed_requirements(report), "\n".join(failures(report))
