@@ -416,8 +416,9 @@ def multi_agent() -> GatewayObservation:
 
 
 def budget_stopped(calls: int = 20) -> GatewayObservation:
-    """A runaway tool loop stopped by a budget of ``calls`` model calls: every answer is a
-    function call, the tool runs after each, the next call is refused, ``onError`` sends error."""
+    """A runaway tool loop stopped by a budget of ``calls`` model calls: the script answers
+    every call with a function call (``times: forever``), the tool runs after each, the next
+    call is refused, ``onError`` sends error."""
     steps: list[FrameSpec] = []
     for _ in range(calls):
         steps += [tool_call("lookupOrder"), tool_result(1)]
@@ -433,6 +434,7 @@ def budget_stopped(calls: int = 20) -> GatewayObservation:
         model_calls=tuple(model_call(i, calls=[LOOKUP]) for i in range(calls)),
         tool_calls=tuple(tool_run() for _ in range(calls)),
         history=tuple(history),
+        scripted_calls="forever",
     )
 
 
@@ -490,6 +492,23 @@ def one(verdicts: Sequence[Verdict], requirement: str) -> Verdict:
 def assert_passes(verdicts: Sequence[Verdict], requirement: str) -> Verdict:
     verdict = one(verdicts, requirement)
     assert verdict.outcome is Outcome.PASS, verdict.render()
+    return verdict
+
+
+def assert_holds(verdicts: Sequence[Verdict], requirement: str) -> Verdict:
+    """Nothing wrong: a judged pass, or not applicable (with its reason)."""
+    verdict = one(verdicts, requirement)
+    assert verdict.outcome in (Outcome.PASS, Outcome.NOT_APPLICABLE), verdict.render()
+    return verdict
+
+
+def assert_not_applicable(
+    verdicts: Sequence[Verdict], requirement: str, *fragments: str
+) -> Verdict:
+    verdict = one(verdicts, requirement)
+    assert verdict.outcome is Outcome.NOT_APPLICABLE, verdict.render()
+    for fragment in fragments:
+        assert fragment in verdict.message, verdict.render()
     return verdict
 
 

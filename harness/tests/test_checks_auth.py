@@ -7,6 +7,7 @@ import pytest
 from harness.checks.auth import auth_verdicts, history_isolation_verdicts
 from harness.tests.gateway_observations import (
     assert_fails,
+    assert_not_applicable,
     assert_passes,
     assert_skips,
     with_auth,
@@ -15,10 +16,12 @@ from harness.tests.gateway_observations import (
 from harness.verdicts import Outcome
 
 
-def test_not_requested_gives_no_verdict() -> None:
+def test_not_requested_is_not_applicable() -> None:
     obs = worked_example(auth_probes=None)
-    assert auth_verdicts(obs) == []
-    assert history_isolation_verdicts(obs) == []
+    assert_not_applicable(auth_verdicts(obs), "GW-AUTH", "the scenario sends no auth probes")
+    assert_not_applicable(
+        history_isolation_verdicts(obs), "GW-HISTORY-ISOLATION", "sends no auth probes"
+    )
 
 
 def test_undeclared_users_skip() -> None:
@@ -79,3 +82,22 @@ def test_probes_that_were_not_run_skip() -> None:
     assert_skips(
         history_isolation_verdicts(only_chat), "GW-HISTORY-ISOLATION", "history-other-user"
     )
+
+
+def test_a_404_for_another_user_proves_nothing_when_the_owner_could_not_read_it_either() -> None:
+    obs = with_auth().model_copy(update={"history": None, "history_error": "HTTP 500"})
+    assert_fails(
+        history_isolation_verdicts(obs),
+        "GW-HISTORY-ISOLATION",
+        "probe history-other-user: GET http://127.0.0.1:8080/history/s1 got HTTP 404, but the "
+        "owner's own read of that history failed too",
+        outcome=Outcome.NON_STRICT,
+    )
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_an_explicit_refusal_counts_even_when_the_owner_could_not_read(status: int) -> None:
+    obs = with_auth(history_other_user=status).model_copy(
+        update={"history": None, "history_error": "HTTP 500"}
+    )
+    assert_passes(history_isolation_verdicts(obs), "GW-HISTORY-ISOLATION")

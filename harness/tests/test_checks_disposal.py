@@ -7,6 +7,7 @@ from harness.observation import ChatResponse, ModelCall
 from harness.scenario import GatewayLimits
 from harness.tests.gateway_observations import (
     CHUNKS,
+    assert_not_applicable,
     delta,
     frames,
     model_call,
@@ -38,8 +39,12 @@ def _left(*calls: ModelCall, tools: tuple[object, ...] = ()) -> object:
     )
 
 
-def test_not_judged_when_the_browser_stays() -> None:
-    assert one(dispose_verdicts(worked_example()), "GW-DISPOSE").outcome is Outcome.INFO
+def test_not_applicable_when_the_browser_stays() -> None:
+    assert_not_applicable(
+        dispose_verdicts(worked_example()),
+        "GW-DISPOSE",
+        "the browser stayed until the stream ended",
+    )
 
 
 def test_model_stream_closed_promptly_passes() -> None:

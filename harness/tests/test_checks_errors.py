@@ -12,8 +12,10 @@ from harness.tests.gateway_observations import (
     DONE,
     LEGITIMATE,
     assert_fails,
+    assert_holds,
+    assert_not_applicable,
     assert_passes,
-    assert_skips,
+    budget_stopped,
     delta,
     error,
     error_event,
@@ -23,10 +25,12 @@ from harness.tests.gateway_observations import (
     http_error_twice,
     model_call,
     observation,
+    renumber,
     text_event,
     user_event,
     worked_example,
 )
+from harness.verdicts import Outcome
 
 OVERLOADED = {"code": 503, "status": "UNAVAILABLE", "message": "The model is overloaded."}
 
@@ -34,13 +38,17 @@ OVERLOADED = {"code": 503, "status": "UNAVAILABLE", "message": "The model is ove
 @pytest.mark.parametrize("name", sorted(LEGITIMATE))
 def test_legitimate_variants_pass(name: str) -> None:
     obs = LEGITIMATE[name]()
-    assert_passes(error_event_verdicts(obs), "GW-ERROR-EVENT")
-    assert_passes(error_frame_verdicts(obs), "GW-ERROR-FRAME")
+    assert_holds(error_event_verdicts(obs), "GW-ERROR-EVENT")
+    assert_holds(error_frame_verdicts(obs), "GW-ERROR-FRAME")
 
 
-def test_messages_of_runs_without_errors() -> None:
-    assert error_event_verdicts(worked_example())[0].message == "no error event in this run"
-    assert error_frame_verdicts(worked_example())[0].message == "the run did not fail"
+def test_a_run_without_errors_gives_the_error_checks_nothing_to_judge() -> None:
+    assert_not_applicable(
+        error_event_verdicts(worked_example()), "GW-ERROR-EVENT", "no event in this run"
+    )
+    assert_not_applicable(
+        error_frame_verdicts(worked_example()), "GW-ERROR-FRAME", "the run did not fail"
+    )
 
 
 # --- GW-ERROR-EVENT ----------------------------------------------------------------------------
@@ -81,7 +89,7 @@ def test_a_stored_error_event_requires_an_error_frame() -> None:
 
 def test_an_aborted_invocation_in_history_is_a_record_not_an_error() -> None:
     obs = worked_example(history=(error_event("INVOCATION_ABORTED"), user_event(), text_event()))
-    assert_passes(error_event_verdicts(obs), "GW-ERROR-EVENT")
+    assert_not_applicable(error_event_verdicts(obs), "GW-ERROR-EVENT")
 
 
 # --- GW-ERROR-FRAME ----------------------------------------------------------------------------
@@ -158,29 +166,32 @@ def test_a_failure_the_model_client_retried_away_is_not_a_run_failure() -> None:
         history=None,
         tool_calls=(),
     )
-    assert_passes(error_frame_verdicts(obs), "GW-ERROR-FRAME")
+    note, verdict = error_frame_verdicts(obs)
+    assert note.requirement == "GW-ERROR-FRAME" and note.outcome is Outcome.INFO
+    assert "retried 1 failed model call(s) (#0 HTTP 503)" in note.message
+    assert_not_applicable([verdict], "GW-ERROR-FRAME", "the run did not fail")
 
 
 def test_a_call_abandoned_by_the_gateway_is_not_a_failure() -> None:
     obs = worked_example(
         model_calls=(model_call(0, status=503, finish=None, completed=False, closed_early=True),)
     )
-    assert_passes(error_frame_verdicts(obs), "GW-ERROR-FRAME")
+    assert_not_applicable(error_frame_verdicts(obs), "GW-ERROR-FRAME", "the run did not fail")
 
 
-def test_without_a_stream_error_checks_skip() -> None:
+def test_without_a_stream_the_error_checks_are_not_applicable() -> None:
     obs = http_error_twice().model_copy(
         update={
             "response": ChatResponse(status=500, content_type="application/json", end="not-sse")
         }
     )
-    assert_skips(error_frame_verdicts(obs), "GW-ERROR-FRAME", "no event stream")
-    assert_skips(error_event_verdicts(obs), "GW-ERROR-EVENT", "no event stream")
+    assert_not_applicable(error_frame_verdicts(obs), "GW-ERROR-FRAME", "no event stream")
+    assert_not_applicable(error_event_verdicts(obs), "GW-ERROR-EVENT", "no event stream")
 
 
 def test_a_connection_that_breaks_after_done_is_not_a_run_failure() -> None:
     response = ChatResponse(status=200, content_type="text/event-stream", end="error", error="eof")
-    assert_passes(error_frame_verdicts(worked_example(response=response)), "GW-ERROR-FRAME")
+    assert_not_applicable(error_frame_verdicts(worked_example(response=response)), "GW-ERROR-FRAME")
 
 
 def test_a_retry_chain_that_keeps_failing_is_a_run_failure() -> None:
@@ -191,11 +202,34 @@ def test_a_retry_chain_that_keeps_failing_is_a_run_failure() -> None:
         model_call(1, status=500, finish=None, error_sent={"status": "INTERNAL"}, body=body),
     )
     obs = observation(frames=frames(DONE), model_calls=calls)
+    note, verdict = error_frame_verdicts(obs)
+    assert note.outcome is Outcome.INFO and "#0 HTTP 503" in note.message
     assert_fails(
-        error_frame_verdicts(obs),
+        [verdict],
         "GW-ERROR-FRAME",
         "model call #1 answered HTTP 500, but the stream has no error frame (a bare done)",
     )
-    assert_passes(
-        error_frame_verdicts(obs.model_copy(update={"frames": frames(error())})), "GW-ERROR-FRAME"
+    _, verdict = error_frame_verdicts(obs.model_copy(update={"frames": frames(error())}))
+    assert_passes([verdict], "GW-ERROR-FRAME")
+
+
+def test_a_budget_stopped_run_that_ends_with_a_bare_done_fails() -> None:
+    stopped = budget_stopped(3)
+    obs = stopped.model_copy(update={"frames": renumber([*stopped.frames[:-1], *frames(DONE)])})
+    assert_fails(
+        error_frame_verdicts(obs),
+        "GW-ERROR-FRAME",
+        "the run stopped after model call #2 asked for lookupOrder: no model call followed",
+        "no error frame (a bare done)",
     )
+
+
+def test_a_budget_stopped_run_that_ends_with_an_error_frame_passes() -> None:
+    verdict = assert_passes(error_frame_verdicts(budget_stopped(3)), "GW-ERROR-FRAME")
+    assert "the run stopped after model call #2" in verdict.message
+
+
+def test_when_the_browser_leaves_the_run_end_is_not_judged() -> None:
+    left = ChatResponse(status=200, content_type="text/event-stream", end="client-closed")
+    obs = error_twice().model_copy(update={"response": left, "frames": frames(delta("Order "))})
+    assert_not_applicable(error_frame_verdicts(obs), "GW-ERROR-FRAME", "the browser went away")

@@ -6,6 +6,8 @@ from harness.checks.rendering import final_flag_verdicts
 from harness.tests.gateway_observations import (
     LEGITIMATE,
     assert_fails,
+    assert_holds,
+    assert_not_applicable,
     assert_passes,
     text_with_tool_call,
     worked_example,
@@ -16,7 +18,13 @@ def test_the_seeds_flags_pass() -> None:
     assert_passes(final_flag_verdicts(worked_example()), "GW-FINAL-FLAG")
     assert_passes(final_flag_verdicts(text_with_tool_call()), "GW-FINAL-FLAG")
     for build in LEGITIMATE.values():
-        assert final_flag_verdicts(build())[0].outcome.value in ("pass", "skip")
+        assert_holds(final_flag_verdicts(build()), "GW-FINAL-FLAG")
+
+
+def test_messages_whose_origin_is_unknown_are_not_applicable() -> None:
+    assert_not_applicable(
+        final_flag_verdicts(worked_example(model_calls=())), "GW-FINAL-FLAG", "no message frame"
+    )
 
 
 def test_text_with_a_call_marked_final_fails() -> None:

@@ -20,13 +20,14 @@ from harness.checks.frames import (
 from harness.observation import ChatResponse, Frame, GatewayObservation
 from harness.scenario import GatewayExpect, GatewayLimits
 from harness.tests.gateway_observations import (
+    ANSWER,
     CHUNKS,
     DONE,
     EV_ANSWER,
     LOOKUP,
     assert_fails,
+    assert_not_applicable,
     assert_passes,
-    assert_skips,
     delta,
     error,
     error_then_done,
@@ -36,12 +37,13 @@ from harness.tests.gateway_observations import (
     message,
     model_call,
     observation,
+    renumber,
     text_with_tool_call,
     tool_call,
     tool_result,
     worked_example,
 )
-from harness.verdicts import Outcome
+from harness.verdicts import Outcome, Verdict
 
 WORKED_SEQUENCE = "tool_call tool_result delta\u00d73 message done"
 
@@ -120,12 +122,29 @@ def test_sse_response_fails_without_an_event_stream(response: ChatResponse, frag
     assert_fails(sse_response_verdicts(obs), "GW-SSE-RESPONSE", fragment)
 
 
-def test_without_an_event_stream_the_frame_checks_skip_instead_of_piling_up() -> None:
+def test_without_an_event_stream_the_frame_checks_say_so_once_each() -> None:
     obs = observation(response=ChatResponse(status=404, content_type="text/html", end="not-sse"))
     for check in STREAM_CHECKS:
         (verdict,) = check(obs)
-        assert verdict.outcome is Outcome.SKIP
+        assert verdict.outcome is Outcome.NOT_APPLICABLE
         assert verdict.message == "not judged: no event stream (see GW-SSE-RESPONSE)"
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        frame_type_verdicts,
+        frame_id_counter_verdicts,
+        frame_id_fresh_verdicts,
+        frame_sequence_verdicts,
+    ],
+)
+def test_a_stream_without_frames_gives_the_frame_checks_nothing_to_judge(
+    check: Callable[[GatewayObservation], list[Verdict]],
+) -> None:
+    (verdict,) = check(observation())
+    assert verdict.outcome is Outcome.NOT_APPLICABLE, verdict.render()
+    assert verdict.message == "not judged: the stream carried no frame"
 
 
 # --- GW-FRAME-TYPES ----------------------------------------------------------------------------
@@ -284,7 +303,47 @@ def test_many_frames_sharing_one_id_are_reported_once() -> None:
         outcome=Outcome.NON_STRICT,
     )
     assert verdict.message.count("share id") == 1
+
+
+def test_frames_of_different_events_sharing_an_id_fail_the_counter() -> None:
+    obs = worked_example(frames=tuple(_with_ids([1, 2, 3, 3, 3, 3, 4])))
+    verdict = assert_fails(
+        frame_id_counter_verdicts(obs),
+        "GW-FRAME-ID-COUNTER",
+        "frame #3 (event:delta id:3) repeats the id of frame #2 (event:delta id:3)",
+        "frame #5 (event:message id:3) repeats the id of frame #4",
+    )
+    assert verdict.message.count("repeats the id") == 3
+
+
+def test_a_tool_result_reusing_its_tool_calls_id_fails_the_counter() -> None:
+    obs = worked_example(frames=tuple(_with_ids([1, 1, 2, 3, 4, 5, 6])))
+    assert_fails(
+        frame_id_counter_verdicts(obs),
+        "GW-FRAME-ID-COUNTER",
+        "frame #1 (event:tool_result id:1) repeats the id of frame #0 (event:tool_call id:1): "
+        "only a message and the tool_call of the same event may share an id",
+    )
+
+
+def test_the_seeds_per_event_numbering_passes_the_counter() -> None:
+    # The seed's send(): one seq.incrementAndGet() per ADK event, so the message and tool_call
+    # of a function-call event with text share an id, and a partial event leaves a gap.
+    obs = text_with_tool_call()
+    assert [f.id for f in obs.frames] == ["1", "3", "3", "4", "5", "6", "7", "8", "9"]
     assert_passes(frame_id_counter_verdicts(obs), "GW-FRAME-ID-COUNTER")
+
+
+def test_a_tool_call_before_its_message_may_not_share_the_id() -> None:
+    obs = text_with_tool_call()
+    swapped = (obs.frames[0], obs.frames[2], obs.frames[1], *obs.frames[3:])
+    assert_fails(
+        frame_id_counter_verdicts(
+            obs.model_copy(update={"frames": renumber(swapped, [1, 3, 3, 4, 5, 6, 7, 8, 9])})
+        ),
+        "GW-FRAME-ID-COUNTER",
+        "frame #2 (event:message id:3) repeats the id of frame #1 (event:tool_call id:3)",
+    )
 
 
 # --- GW-STREAM-TERMINAL ------------------------------------------------------------------------
@@ -358,18 +417,46 @@ def test_frame_sequence_passes_the_worked_example_and_its_pattern() -> None:
     assert verdict.observed == WORKED_SEQUENCE
 
 
-def test_frame_sequence_fails_when_the_pattern_does_not_match() -> None:
+def test_frame_sequence_ignores_the_scenarios_pattern() -> None:
+    # expect.frames is judged as that expectation (test_checks_expectations), not here.
     obs = worked_example(
         expect=GatewayExpect(frames="tool_call tool_result delta+ message done"),
         frames=frames(
             tool_call("lookupOrder"), tool_result(), message("Order 1042 shipped."), DONE
         ),
     )
+    verdict = assert_passes(frame_sequence_verdicts(obs), "GW-FRAME-SEQUENCE")
+    assert verdict.expected is None
+
+
+def test_frame_sequence_is_not_applicable_without_a_tool_step_or_streamed_text() -> None:
+    for obs in (
+        observation(frames=frames(message(ANSWER), DONE)),
+        observation(frames=frames(delta(ANSWER), DONE)),
+        observation(frames=frames(DONE)),
+    ):
+        assert_not_applicable(
+            frame_sequence_verdicts(obs), "GW-FRAME-SEQUENCE", "no tool step and no streamed text"
+        )
+
+
+def test_a_message_before_the_deltas_that_spell_it_fails() -> None:
+    obs = observation(frames=frames(message(ANSWER), *(delta(c) for c in CHUNKS), DONE))
     assert_fails(
         frame_sequence_verdicts(obs),
         "GW-FRAME-SEQUENCE",
-        "the frames tool_call tool_result message done do not match the expected",
+        "frame #0 (event:message id:1) comes before the deltas that spell its text",
     )
+
+
+def test_deltas_of_the_next_answer_after_a_message_are_fine() -> None:
+    intro = "Let me check."
+    obs = observation(
+        frames=frames(
+            delta(intro), message(intro, final=False), delta(ANSWER), message(ANSWER), DONE
+        )
+    )
+    assert_passes(frame_sequence_verdicts(obs), "GW-FRAME-SEQUENCE")
 
 
 def test_a_tool_result_before_any_tool_call_fails() -> None:
@@ -401,7 +488,7 @@ def test_an_error_coded_function_call_aggregate_may_stand_for_the_tool_call() ->
         model_calls=(model_call(0, calls=[LOOKUP], finish="MAX_TOKENS"), model_call(1, text="x")),
     )
     assert_passes(frame_sequence_verdicts(obs), "GW-FRAME-SEQUENCE")
-    assert_skips(
+    assert_not_applicable(
         frame_sequence_verdicts(
             observation(response=ChatResponse(status=500, content_type=None, end="not-sse"))
         ),

@@ -8,17 +8,16 @@ from harness.tests.gateway_observations import (
     CHUNKS,
     LOOKUP,
     assert_fails,
+    assert_not_applicable,
     assert_passes,
     call_event,
     error_event,
     model_call,
-    one,
     response_event,
     text_event,
     user_event,
     worked_example,
 )
-from harness.verdicts import Outcome
 
 RESET = LinkEvent(t=0.3, link="model", connection=1, request=1, kind="end", how="rst", by="proxy")
 
@@ -34,8 +33,10 @@ def _broken(*stored: dict[str, object]) -> object:
     )
 
 
-def test_no_broken_stream_passes() -> None:
-    assert_passes(no_half_record_verdicts(worked_example()), "GW-NO-HALF-RECORD")
+def test_no_broken_stream_is_not_applicable() -> None:
+    assert_not_applicable(
+        no_half_record_verdicts(worked_example()), "GW-NO-HALF-RECORD", "no model stream broke"
+    )
 
 
 def test_error_record_after_a_reset_passes() -> None:
@@ -52,7 +53,7 @@ def test_deltas_stored_as_the_answer_fail() -> None:
     )
 
 
-def test_a_clean_cut_without_finish_reason_is_adks_own_aggregate() -> None:
+def test_a_clean_cut_without_finish_reason_is_not_a_broken_stream() -> None:
     # A silent cut looks like a finished stream to the gateway: ADK stores what it got.
     silent = RESET.model_copy(update={"how": "clean"})
     obs = worked_example(
@@ -63,4 +64,4 @@ def test_a_clean_cut_without_finish_reason_is_adks_own_aggregate() -> None:
         link_events={"model": (silent,)},
         history=(user_event(), call_event(LOOKUP), response_event(), text_event(CHUNKS[0])),
     )
-    assert one(no_half_record_verdicts(obs), "GW-NO-HALF-RECORD").outcome is Outcome.PASS
+    assert_not_applicable(no_half_record_verdicts(obs), "GW-NO-HALF-RECORD")

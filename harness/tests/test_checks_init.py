@@ -5,42 +5,72 @@ from __future__ import annotations
 import pytest
 
 import harness.checks
-from harness.checks import GATEWAY_CHECKS, check_gateway
+from harness.checks import GATEWAY_CHECKS, check_gateway, gateway_expectation_verdicts
 from harness.requirements import REGISTRY
 from harness.tests.gateway_observations import LEGITIMATE, with_auth, worked_example
-from harness.verdicts import Outcome
+from harness.verdicts import Kind, Outcome, Verdict
 
 GATEWAY_IDS = [r.id for r in REGISTRY.values() if r.kind == "gateway"]
 
 
-def test_the_worked_example_passes_everything_but_the_unprobed_auth() -> None:
+NOT_EXERCISED_BY_THE_WORKED_EXAMPLE = {
+    "GW-LLM-BUDGET",  # two scripted calls, far within the budget
+    "GW-ERROR-EVENT",  # no error code
+    "GW-ERROR-FRAME",  # the run did not fail
+    "GW-NO-HALF-RECORD",  # no stream broke
+    "GW-DISPOSE",  # the browser stayed
+}
+
+
+def _requirements(verdicts: list[Verdict]) -> dict[str, Outcome]:
+    return {v.requirement: v.outcome for v in verdicts if v.kind is Kind.REQUIREMENT}
+
+
+def test_the_worked_example_passes_what_it_exercises_and_skips_the_undeclared_auth() -> None:
     verdicts = check_gateway(worked_example())
-    assert sorted(v.requirement for v in verdicts) == sorted(GATEWAY_IDS)
-    outcomes = {v.requirement: v.outcome for v in verdicts}
-    skipped = {"GW-AUTH", "GW-HISTORY-ISOLATION"}
-    assert {r for r, o in outcomes.items() if o is Outcome.SKIP} == skipped
-    # The browser stayed to the end, so disposal is not judged.
-    assert outcomes["GW-DISPOSE"] is Outcome.INFO
-    assert all(
-        o is Outcome.PASS for r, o in outcomes.items() if r not in {*skipped, "GW-DISPOSE"}
-    ), [v.render() for v in verdicts if v.outcome is not Outcome.PASS]
-
-
-def test_with_auth_probes_everything_passes() -> None:
-    verdicts = check_gateway(with_auth())
-    assert sorted(v.requirement for v in verdicts) == sorted(GATEWAY_IDS)
-    assert all(
-        v.outcome is (Outcome.INFO if v.requirement == "GW-DISPOSE" else Outcome.PASS)
-        for v in verdicts
-    ), [v.render() for v in verdicts]
-
-
-def test_without_auth_probes_auth_is_not_reported() -> None:
-    verdicts = check_gateway(worked_example(auth_probes=None))
-    assert {v.requirement for v in verdicts} == set(GATEWAY_IDS) - {
+    outcomes = _requirements(verdicts)
+    assert sorted(outcomes) == sorted(GATEWAY_IDS)
+    assert {r for r, o in outcomes.items() if o is Outcome.SKIP} == {
         "GW-AUTH",
         "GW-HISTORY-ISOLATION",
     }
+    assert {
+        r for r, o in outcomes.items() if o is Outcome.NOT_APPLICABLE
+    } == NOT_EXERCISED_BY_THE_WORKED_EXAMPLE
+    assert {r for r, o in outcomes.items() if o is Outcome.PASS} == set(GATEWAY_IDS) - {
+        "GW-AUTH",
+        "GW-HISTORY-ISOLATION",
+        *NOT_EXERCISED_BY_THE_WORKED_EXAMPLE,
+    }, [v.render() for v in verdicts]
+
+
+def test_the_scenarios_expectations_are_reported_last_under_their_own_names() -> None:
+    verdicts = check_gateway(worked_example())
+    expectations = [v for v in verdicts if v.kind is Kind.EXPECTATION]
+    assert [v.requirement for v in expectations] == [
+        "expect.frames",
+        "expect.history",
+        "expect.tool_calls",
+    ]
+    assert all(v.outcome is Outcome.PASS for v in expectations)
+    assert verdicts[-len(expectations) :] == expectations
+
+
+def test_with_auth_probes_nothing_fails_and_auth_passes() -> None:
+    outcomes = _requirements(check_gateway(with_auth()))
+    assert sorted(outcomes) == sorted(GATEWAY_IDS)
+    assert outcomes["GW-AUTH"] is Outcome.PASS
+    assert outcomes["GW-HISTORY-ISOLATION"] is Outcome.PASS
+    assert {r for r, o in outcomes.items() if o is not Outcome.PASS} == (
+        NOT_EXERCISED_BY_THE_WORKED_EXAMPLE
+    )
+
+
+def test_without_auth_probes_auth_is_not_applicable() -> None:
+    outcomes = _requirements(check_gateway(worked_example(auth_probes=None)))
+    assert sorted(outcomes) == sorted(GATEWAY_IDS)
+    assert outcomes["GW-AUTH"] is Outcome.NOT_APPLICABLE
+    assert outcomes["GW-HISTORY-ISOLATION"] is Outcome.NOT_APPLICABLE
 
 
 @pytest.mark.parametrize("name", sorted(LEGITIMATE))
@@ -54,10 +84,15 @@ def test_no_check_fails_a_legitimate_gateway(name: str) -> None:
 
 
 def test_the_order_is_fixed() -> None:
-    order = [v.requirement for v in check_gateway(with_auth())]
+    verdicts = check_gateway(with_auth())
+    order = [v.requirement for v in verdicts]
     assert order == [v.requirement for v in check_gateway(with_auth())]
     assert order[0] == "GW-SSE-RESPONSE"
-    assert len(order) == len(GATEWAY_CHECKS)
+    # One verdict per requirement check, then the expectations (the last check).
+    assert GATEWAY_CHECKS[-1] is gateway_expectation_verdicts
+    kinds = [v.kind for v in verdicts]
+    assert kinds.count(Kind.REQUIREMENT) == len(GATEWAY_CHECKS) - 1
+    assert kinds == sorted(kinds, key=[Kind.REQUIREMENT, Kind.EXPECTATION].index)
 
 
 def test_every_verdict_renders_with_its_id() -> None:

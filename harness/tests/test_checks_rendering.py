@@ -19,8 +19,9 @@ from harness.tests.gateway_observations import (
     LEGITIMATE,
     LOOKUP,
     assert_fails,
+    assert_holds,
+    assert_not_applicable,
     assert_passes,
-    assert_skips,
     delta,
     error,
     frame,
@@ -42,8 +43,8 @@ TOOL_STEP = (tool_call("lookupOrder"), tool_result())
 @pytest.mark.parametrize("name", sorted(LEGITIMATE))
 def test_legitimate_variants_pass(name: str) -> None:
     obs = LEGITIMATE[name]()
-    assert_passes(double_render_verdicts(obs), "GW-NO-DOUBLE-RENDER")
-    assert_passes(answer_as_message_verdicts(obs), "GW-ANSWER-AS-MESSAGE")
+    assert_holds(double_render_verdicts(obs), "GW-NO-DOUBLE-RENDER")
+    assert_holds(answer_as_message_verdicts(obs), "GW-ANSWER-AS-MESSAGE")
 
 
 # --- GW-NO-DOUBLE-RENDER -----------------------------------------------------------------------
@@ -144,8 +145,20 @@ def test_deltas_and_aggregate_joined_in_one_message_fail() -> None:
 
 def test_without_model_records_rendering_is_not_judged() -> None:
     obs = worked_example(model_calls=())
-    assert_skips(double_render_verdicts(obs), "GW-NO-DOUBLE-RENDER", "no model calls")
+    assert_not_applicable(double_render_verdicts(obs), "GW-NO-DOUBLE-RENDER", "no model calls")
     assert_passes(answer_as_message_verdicts(obs), "GW-ANSWER-AS-MESSAGE")  # deltas vs message
+
+
+def test_a_stream_without_text_gives_rendering_nothing_to_judge() -> None:
+    obs = worked_example(
+        frames=frames(*TOOL_STEP, DONE), model_calls=(model_call(0, calls=[LOOKUP]),)
+    )
+    assert_not_applicable(double_render_verdicts(obs), "GW-NO-DOUBLE-RENDER", "no text frame")
+    assert_not_applicable(
+        answer_as_message_verdicts(obs),
+        "GW-ANSWER-AS-MESSAGE",
+        "no model text completed cleanly and no message frame",
+    )
 
 
 # --- GW-ANSWER-AS-MESSAGE ----------------------------------------------------------------------

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from harness.checks.frames import stream_terminal_verdicts
 from harness.checks.tools import (
     llm_budget_verdicts,
     tool_call_from_aggregate_verdicts,
@@ -23,8 +24,9 @@ from harness.tests.gateway_observations import (
     MARKER,
     TOOL_ANSWER,
     assert_fails,
+    assert_holds,
+    assert_not_applicable,
     assert_passes,
-    assert_skips,
     budget_stopped,
     delta,
     error,
@@ -45,10 +47,10 @@ ANSWER_FRAMES = (*(delta(c) for c in CHUNKS), message(ANSWER))
 @pytest.mark.parametrize("name", sorted(LEGITIMATE))
 def test_legitimate_variants_pass(name: str) -> None:
     obs = LEGITIMATE[name]()
-    assert_passes(tool_call_from_aggregate_verdicts(obs), "GW-TOOL-CALL-FROM-AGGREGATE")
-    assert_passes(tool_once_verdicts(obs), "GW-TOOL-ONCE")
-    assert_passes(tool_leak_verdicts(obs), "GW-NO-TOOL-LEAK")
-    assert_passes(llm_budget_verdicts(obs), "GW-LLM-BUDGET")
+    assert_holds(tool_call_from_aggregate_verdicts(obs), "GW-TOOL-CALL-FROM-AGGREGATE")
+    assert_holds(tool_once_verdicts(obs), "GW-TOOL-ONCE")
+    assert_holds(tool_leak_verdicts(obs), "GW-NO-TOOL-LEAK")
+    assert_holds(llm_budget_verdicts(obs), "GW-LLM-BUDGET")
 
 
 # --- GW-TOOL-CALL-FROM-AGGREGATE ---------------------------------------------------------------
@@ -104,12 +106,24 @@ def test_an_error_coded_or_unfinished_call_expects_no_tool_call() -> None:
             model_call(1, calls=[LOOKUP], completed=False, closed_early=True),
         ),
     )
-    assert_passes(tool_call_from_aggregate_verdicts(obs), "GW-TOOL-CALL-FROM-AGGREGATE")
+    assert_not_applicable(
+        tool_call_from_aggregate_verdicts(obs),
+        "GW-TOOL-CALL-FROM-AGGREGATE",
+        "no function-call event and no tool_call frame",
+    )
+
+
+def test_a_tool_call_frame_without_any_function_call_fails() -> None:
+    obs = observation(
+        frames=frames(tool_call("lookupOrder"), tool_result(), message("ok"), DONE),
+        model_calls=(model_call(0, text="ok"),),
+    )
+    assert_fails(tool_call_from_aggregate_verdicts(obs), "GW-TOOL-CALL-FROM-AGGREGATE")
 
 
 def test_tool_call_frames_without_model_records_are_not_judged() -> None:
     obs = worked_example(model_calls=())
-    assert_skips(
+    assert_not_applicable(
         tool_call_from_aggregate_verdicts(obs), "GW-TOOL-CALL-FROM-AGGREGATE", "no model calls"
     )
 
@@ -124,7 +138,6 @@ def test_a_tool_run_twice_fails() -> None:
         "GW-TOOL-ONCE",
         "lookupOrder ran 2 time(s) but the model's completed answers called it 1 time(s): "
         "something acted on a partial function call",
-        "the scenario expects 1",
     )
 
 
@@ -145,11 +158,28 @@ def test_a_failed_run_may_stop_before_running_a_tool() -> None:
     assert_passes(tool_once_verdicts(obs), "GW-TOOL-ONCE")
 
 
-def test_the_scenario_count_is_enforced() -> None:
+def test_the_scenario_count_is_not_judged_here() -> None:
+    # expect.tool_calls is judged as that expectation (test_checks_expectations).
     obs = worked_example(expect=GatewayExpect(tool_calls={"lookupOrder": 2}))
-    assert_fails(
-        tool_once_verdicts(obs), "GW-TOOL-ONCE", "lookupOrder ran 1 time(s); the scenario expects 2"
+    verdict = assert_passes(tool_once_verdicts(obs), "GW-TOOL-ONCE")
+    assert verdict.expected == {"lookupOrder": 1}
+
+
+def test_no_tool_called_and_none_run_is_not_applicable() -> None:
+    obs = observation(
+        frames=frames(delta(ANSWER), message(ANSWER), DONE),
+        model_calls=(model_call(0, text=ANSWER),),
     )
+    assert_not_applicable(tool_once_verdicts(obs), "GW-TOOL-ONCE", "the model called no tool")
+
+
+def test_a_tool_run_that_nothing_asked_for_fails() -> None:
+    obs = observation(
+        frames=frames(delta(ANSWER), message(ANSWER), DONE),
+        model_calls=(model_call(0, text=ANSWER),),
+        tool_calls=(tool_run(),),
+    )
+    assert_fails(tool_once_verdicts(obs), "GW-TOOL-ONCE", "lookupOrder ran 1 time(s)")
 
 
 def test_an_error_coded_function_call_may_still_run_its_tool() -> None:
@@ -204,8 +234,18 @@ def test_a_json_escaped_marker_is_found_too() -> None:
 
 
 def test_no_marker_no_judgement() -> None:
-    assert_skips(
-        tool_leak_verdicts(worked_example(marker="")), "GW-NO-TOOL-LEAK", "no tool payload marker"
+    assert_not_applicable(
+        tool_leak_verdicts(worked_example(marker="")),
+        "GW-NO-TOOL-LEAK",
+        "no tool payload carried a marker",
+    )
+
+
+def test_no_tool_executed_no_judgement() -> None:
+    assert_not_applicable(
+        tool_leak_verdicts(worked_example(tool_calls=())),
+        "GW-NO-TOOL-LEAK",
+        "no tool was executed",
     )
 
 
@@ -237,25 +277,37 @@ def test_a_loop_that_never_ends_fails() -> None:
     assert_fails(
         llm_budget_verdicts(obs),
         "GW-LLM-BUDGET",
-        "the stream was still open after 30s with 30 model call(s) made",
+        "the loop was not stopped: the stream was still open after 30s with 30 model call(s) made",
     )
 
 
-def test_a_stream_that_just_stops_fails_the_budget_too() -> None:
+def test_how_a_stopped_loop_ends_is_not_the_budgets_rule() -> None:
+    # A stream that just stops after the loop is GW-STREAM-TERMINAL's and GW-ERROR-FRAME's.
     obs = budget_stopped(3)
     obs = obs.model_copy(update={"frames": obs.frames[:-1]})
-    assert_fails(
-        llm_budget_verdicts(obs), "GW-LLM-BUDGET", "the stream ended (clean) with tool_result"
-    )
+    assert_passes(llm_budget_verdicts(obs), "GW-LLM-BUDGET")
+    assert_fails(stream_terminal_verdicts(obs), "GW-STREAM-TERMINAL", "not done or error")
 
 
 def test_the_budget_is_judged_even_without_a_stream() -> None:
     broken = ChatResponse(status=502, content_type="text/html", end="not-sse")
     over = observation(response=broken, model_calls=tuple(model_call(i) for i in range(51)))
     assert_fails(llm_budget_verdicts(over), "GW-LLM-BUDGET", "51 model calls")
-    assert_skips(
-        llm_budget_verdicts(observation(response=broken)), "GW-LLM-BUDGET", "no event stream"
-    )
+
+
+def test_a_script_that_ends_within_the_budget_is_not_applicable() -> None:
+    for scripted in (None, 2, 50):
+        assert_not_applicable(
+            llm_budget_verdicts(worked_example(scripted_calls=scripted)),
+            "GW-LLM-BUDGET",
+            "2 model call(s), and the model's script ends within the budget of 50",
+        )
+
+
+def test_a_script_longer_than_the_budget_is_judged() -> None:
+    obs = budget_stopped(20).model_copy(update={"scripted_calls": 60})
+    verdict = assert_passes(llm_budget_verdicts(obs), "GW-LLM-BUDGET")
+    assert verdict.message == "20 model call(s), within the budget of 50"
 
 
 def test_agent_tools_answered_inside_adk_are_not_owed_to_the_tool_service() -> None:
