@@ -110,7 +110,13 @@ def _stopped_mid_loop(obs: GatewayObservation) -> str | None:
     complete = last.completed and last.error_sent is None and last.status < 400
     if not (complete and last.function_calls_sent and last.finish_reason_sent in (None, "STOP")):
         return None
-    names = ", ".join(str(fc.get("name", "?")) for fc in last.function_calls_sent)
+    served = obs.service_tools
+    names_ = [str(fc.get("name", "?")) for fc in last.function_calls_sent]
+    if served is None or not all(n in served for n in names_):
+        # Only the contract's own tools are known to be ordinary (not long-running, no
+        # skip_summarization): after them ADK's flow always calls the model again.
+        return None
+    names = ", ".join(names_)
     return (
         f"the run stopped after model call #{last.index} asked for {names}: no model call "
         "followed, so the run did not complete (e.g. its LLM-call budget stopped it)"

@@ -516,6 +516,14 @@ def _text_order_problems(frames: Sequence[Frame]) -> list[str]:
         if d is None or not isinstance(d.get("text"), str) or not squash(d["text"]):
             continue
         author, text = d.get("author"), squash(d["text"])
+        before = ""
+        for prior in reversed(frames[:i]):
+            q = payload_dict(prior) or {}
+            if prior.event != "delta" or q.get("author") != author:
+                break
+            before = str(q.get("text", "")) + before
+        if before and squash(before) == text:
+            continue  # this message settles its own deltas; the next ones are a new answer
         later = ""
         for after in frames[i + 1 :]:
             p = payload_dict(after) or {}

@@ -435,6 +435,7 @@ def budget_stopped(calls: int = 20) -> GatewayObservation:
         tool_calls=tuple(tool_run() for _ in range(calls)),
         history=tuple(history),
         scripted_calls="forever",
+        service_tools=("lookupOrder",),
     )
 
 

@@ -233,3 +233,12 @@ def test_when_the_browser_leaves_the_run_end_is_not_judged() -> None:
     left = ChatResponse(status=200, content_type="text/event-stream", end="client-closed")
     obs = error_twice().model_copy(update={"response": left, "frames": frames(delta("Order "))})
     assert_not_applicable(error_frame_verdicts(obs), "GW-ERROR-FRAME", "the browser went away")
+
+
+def test_a_run_that_ends_after_a_tool_outside_the_contract_is_not_judged_stopped() -> None:
+    """A user's long-running or skip_summarization tool may end ADK's run right after its
+    answer: only the contract's own tools are known to be followed by another model call."""
+    obs = budget_stopped(calls=1).model_copy(update={"service_tools": ()})
+    frames_ = obs.frames[:-1] + (obs.frames[-1].model_copy(update={"event": "done", "data": "{}"}),)
+    verdicts = error_frame_verdicts(obs.model_copy(update={"frames": frames_}))
+    assert all(v.outcome is not Outcome.FAIL for v in verdicts), verdicts

@@ -495,3 +495,22 @@ def test_an_error_coded_function_call_aggregate_may_stand_for_the_tool_call() ->
         "GW-FRAME-SEQUENCE",
         "no event stream",
     )
+
+
+def test_the_same_answer_twice_in_a_row_is_two_settled_answers_not_a_reordering() -> None:
+    """A loop that says "Working." on two calls: each message settles its own deltas."""
+    obs = observation(
+        frames=frames(
+            delta("Working."), message("Working."), delta("Working."), message("Working."), DONE
+        ),
+        model_calls=(model_call(0, text="Working."), model_call(1, text="Working.")),
+    )
+    assert_passes(frame_sequence_verdicts(obs), "GW-FRAME-SEQUENCE")
+
+
+def test_a_message_sent_before_its_deltas_fails_the_sequence() -> None:
+    obs = observation(
+        frames=frames(message("Working."), delta("Work"), delta("ing."), DONE),
+        model_calls=(model_call(0, text="Working."),),
+    )
+    assert_fails(frame_sequence_verdicts(obs), "GW-FRAME-SEQUENCE", "comes before the deltas")
