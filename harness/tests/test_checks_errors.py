@@ -239,6 +239,6 @@ def test_a_run_that_ends_after_a_tool_outside_the_contract_is_not_judged_stopped
     """A user's long-running or skip_summarization tool may end ADK's run right after its
     answer: only the contract's own tools are known to be followed by another model call."""
     obs = budget_stopped(calls=1).model_copy(update={"service_tools": ()})
-    frames_ = obs.frames[:-1] + (obs.frames[-1].model_copy(update={"event": "done", "data": "{}"}),)
+    frames_ = (*obs.frames[:-1], obs.frames[-1].model_copy(update={"event": "done", "data": "{}"}))
     verdicts = error_frame_verdicts(obs.model_copy(update={"frames": frames_}))
     assert all(v.outcome is not Outcome.FAIL for v in verdicts), verdicts

@@ -168,9 +168,9 @@ async def test_the_recipe_to_the_letter_fails_no_must() -> None:
     result = await _run(
         SCENARIOS["a2a_client/gap-between-snapshot-and-resubscribe"], bug="gap-loss"
     )
-    assert [v.requirement for v in result.verdicts if v.outcome in BROKEN] == [
-        "A2A-C-GAP"
-    ], _report(result)
+    assert [v.requirement for v in result.verdicts if v.outcome in BROKEN] == ["A2A-C-GAP"], (
+        _report(result)
+    )
 
 
 async def test_a_real_sdk_client_without_a_watchdog_is_caught_hanging() -> None:
