@@ -133,10 +133,7 @@ class A2AClientEnvironment:
         turns = [await turn(0, scenario.client.prompt, None, None)]
         if turns[0].failure is not None and turns[0].failure.kind == "start":
             # Not a verdict on the client's behaviour: the target could not be run at all.
-            raise TargetError(
-                f"target {self.target.name!r}: the client could not be started: "
-                f"{turns[0].failure.message}"
-            )
+            raise TargetError(turns[0].failure.message)
         first = turns[0].result
         if (
             scenario.client.follow_up is not None
