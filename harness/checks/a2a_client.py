@@ -33,10 +33,10 @@ from harness.checks.a2a_exchanges import (
 from harness.checks.frames import from_violations
 from harness.fakes.a2a_ledger import TaskEventRecord
 from harness.observation_a2a import A2AClientObservation
-from harness.requirements import judge, not_applicable
+from harness.requirements import expectation, judge, not_applicable
 from harness.scenario_a2a import ResultExpect, canonical_method, ledger_matches
 from harness.targets.client_result import ClientResult, ClientRun
-from harness.verdicts import Kind, Level, Outcome, Verdict
+from harness.verdicts import Verdict
 
 __all__ = [
     "A2A_CLIENT_CHECKS",
@@ -1101,14 +1101,8 @@ def _shorten(text: str, limit: int = 60) -> str:
 def _expectation(
     name: str, problems: Sequence[str], ok: str, expected: Any, observed: Any
 ) -> Verdict:
-    return Verdict(
-        requirement=name,
-        level=Level.MUST,
-        outcome=Outcome.FAIL if problems else Outcome.PASS,
-        message=f"{name}: {'; '.join(problems)}" if problems else ok,
-        expected=expected,
-        observed=observed,
-        kind=Kind.EXPECTATION,
+    return expectation(
+        name, not problems, "; ".join(problems) or ok, expected=expected, observed=observed
     )
 
 

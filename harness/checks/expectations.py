@@ -15,6 +15,7 @@ from harness.checks.frames import compress, ended_with_done, sequence
 from harness.checks.persistence import history_kinds
 from harness.observation import GatewayObservation
 from harness.patterns import matches
+from harness.requirements import expectation
 from harness.verdicts import Kind, Level, Outcome, Verdict
 
 __all__ = ["gateway_expectation_verdicts"]
@@ -23,15 +24,7 @@ __all__ = ["gateway_expectation_verdicts"]
 def _verdict(
     name: str, problem: str | None, ok: str, expected: object, observed: object
 ) -> Verdict:
-    return Verdict(
-        requirement=name,
-        level=Level.MUST,
-        outcome=Outcome.FAIL if problem else Outcome.PASS,
-        message=f"{name}: {problem}" if problem else ok,
-        expected=expected,
-        observed=observed,
-        kind=Kind.EXPECTATION,
-    )
+    return expectation(name, problem is None, problem or ok, expected=expected, observed=observed)
 
 
 def _unjudged(name: str, outcome: Outcome, reason: str) -> Verdict:
