@@ -229,7 +229,23 @@ class Story:
                 fault=ref if by == "proxy" else None,
             )
 
-    def card(self, t: float = 0.0) -> None:
+    def card(self, t: float = 0.0, *, proxy_status: int | None = None) -> None:
+        """The agent card fetch; with ``proxy_status`` the proxy answers it (a ``502``) and the
+        server never sees it."""
+        if proxy_status is not None:
+            self._link_request(
+                t,
+                method="GET",
+                path="/.well-known/agent-card.json",
+                rpc=None,
+                status=None,
+                forwarded=(),
+                end=(t + 0.01, "clean", "proxy"),
+                fault=(t, f"status: {proxy_status}"),
+                reached=False,
+                end_status=proxy_status,
+            )
+            return
         self.requests.append(
             RequestRecord(
                 index=len(self.requests),
@@ -558,6 +574,28 @@ def assert_passes(verdicts: Sequence[Verdict], requirement: str) -> Verdict:
     verdict = verdict_for(verdicts, requirement)
     assert verdict.outcome is Outcome.PASS, verdict.render()
     return verdict
+
+
+def assert_not_applicable(verdicts: Sequence[Verdict], requirement: str, *needles: str) -> Verdict:
+    """The check had nothing to judge, said so, and said why."""
+    verdict = verdict_for(verdicts, requirement)
+    assert verdict.outcome is Outcome.NOT_APPLICABLE, verdict.render()
+    assert verdict.message.startswith("not judged: "), verdict.message
+    for needle in needles:
+        assert needle in verdict.message, f"{needle!r} not in {verdict.message!r}"
+    return verdict
+
+
+def judged(verdicts: Sequence[Verdict]) -> list[str]:
+    """The requirements (and expectations) that were judged on something and held."""
+    return [v.requirement for v in verdicts if v.outcome is Outcome.PASS]
+
+
+def not_passed(verdicts: Sequence[Verdict]) -> list[str]:
+    """Every verdict that is neither a pass nor not applicable (fail, non-strict, ...),
+    rendered: what a correct client must not get."""
+    fine = (Outcome.PASS, Outcome.NOT_APPLICABLE)
+    return [v.render() for v in verdicts if v.outcome not in fine]
 
 
 def assert_fails(verdicts: Sequence[Verdict], requirement: str, *needles: str) -> Verdict:

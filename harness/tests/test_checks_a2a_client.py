@@ -3,10 +3,14 @@ rule's violation fails with its id, and what the recipe itself legitimately does
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from harness.checks.a2a_client import (
     A2A_CLIENT_CHECKS,
+    A2AClientCheck,
+    a2a_expectation_verdicts,
     artifacts_complete_verdicts,
     cancel_verdicts,
     check_a2a_client,
@@ -28,9 +32,11 @@ from harness.checks.a2a_client import (
     status_verdicts,
     structured_verdicts,
 )
+from harness.observation_a2a import A2AClientObservation
 from harness.requirements import REGISTRY
 from harness.requirements_a2a import A2A_CLIENT
-from harness.targets.client_result import ClientFailure
+from harness.scenario_a2a import A2AClientExpect
+from harness.targets.client_result import ClientFailure, ClientResult
 from harness.tests.a2a_client_observations import (
     CTX,
     FIRST_STREAM,
@@ -42,8 +48,11 @@ from harness.tests.a2a_client_observations import (
     Story,
     art,
     assert_fails,
+    assert_not_applicable,
     assert_passes,
     error_frame,
+    judged,
+    not_passed,
     plain,
     reply,
     result,
@@ -54,25 +63,61 @@ from harness.tests.a2a_client_observations import (
     verdict_for,
     worked_example,
 )
-from harness.verdicts import Level, Outcome
+from harness.verdicts import Kind, Level, Outcome
 
 # --- the registry and the correct recovery -----------------------------------------------------
 
 
 def test_every_requirement_has_one_check_and_a_seed_section() -> None:
     ids = [r.id for r in A2A_CLIENT]
-    assert len(ids) == len(set(ids)) == len(A2A_CLIENT_CHECKS)
+    # one check per requirement, then the scenario's own expectations
+    assert len(ids) == len(set(ids)) == len(A2A_CLIENT_CHECKS) - 1
+    assert A2A_CLIENT_CHECKS[-1] is a2a_expectation_verdicts
     assert all(REGISTRY[i].kind == "a2a-client" and REGISTRY[i].section for i in ids)
     assert [r.id for r in A2A_CLIENT if r.level is Level.SHOULD] == ["A2A-C-GAP"]
     verdicts = check_a2a_client(worked_example())
-    assert [v.requirement for v in verdicts] == ids
+    assert [v.requirement for v in verdicts if v.kind is Kind.REQUIREMENT] == ids
+    assert [v.requirement for v in verdicts if v.kind is Kind.EXPECTATION] == [
+        "expect.ledger",
+        "expect.tasks_created",
+        "expect.result",
+    ]
+    assert not [v for v in verdicts if v.kind is Kind.EXPECTATION and v.requirement in REGISTRY]
 
 
 @pytest.mark.parametrize("snapshot", [True, False], ids=["1.x-resubscribe", "0.3-resubscribe"])
 @pytest.mark.parametrize("link", [True, False], ids=["through-link", "direct"])
 def test_the_worked_example_passes_every_check(snapshot: bool, link: bool) -> None:
     verdicts = check_a2a_client(worked_example(snapshot=snapshot, link=link))
-    assert [v.render() for v in verdicts if v.outcome is not Outcome.PASS] == []
+    assert not_passed(verdicts) == []
+    assert judged(verdicts) == [
+        "A2A-C-RESULT",
+        "A2A-C-COMPLETE-ONCE",
+        "A2A-C-NO-RESEND",
+        "A2A-C-SNAPSHOT-FIRST",
+        "A2A-C-RECOVERY",
+        "A2A-C-DEADLINE",
+        "A2A-C-ARTIFACTS-COMPLETE",
+        "A2A-C-REASSEMBLY",
+        "A2A-C-STATUS",
+        "A2A-C-HEADERS",
+        "A2A-C-GAP",
+        "expect.ledger",
+        "expect.tasks_created",
+        "expect.result",
+    ]
+    # what the worked example does not exercise is said to be not judged, never passed
+    for rid in (
+        "A2A-C-EARLY-DROP",
+        "A2A-C-NO-RESUBSCRIBE-DONE",  # its snapshot showed the task still working
+        "A2A-C-CANCEL",  # the task completed well before the deadline
+        "A2A-C-STRUCTURED",
+        "A2A-C-FAILURE-STATES",
+        "A2A-C-INTERRUPTED",
+        "A2A-C-DIRECT-MESSAGE",
+        "A2A-C-FOLLOW-UP",
+    ):
+        assert_not_applicable(verdicts, rid)
 
 
 def test_the_recovery_message_tells_the_times_in_scenario_time() -> None:
@@ -80,6 +125,79 @@ def test_the_recovery_message_tells_the_times_in_scenario_time() -> None:
     verdict = assert_passes(recovery_verdicts(obs), "A2A-C-RECOVERY")
     assert "1 dropped stream(s)" in verdict.message
     assert "(40s scenario time)" in verdict.message  # the 20 s idle limit, at scale 0.5
+
+
+# --- a client that asks nothing earns nothing --------------------------------------------------
+
+
+def _asked_nothing() -> A2AClientObservation:
+    """A client that made no request at all (not even the agent card) and printed only
+    ``{"status": "error"}``, in the worked example's scenario."""
+    story = Story(deadline=30, idle=10)
+    story.run(ClientResult.model_validate({"status": "error"}), t_result=0.3)
+    return story.build(expect=worked_example().expect)
+
+
+ASKED_NOTHING_JUDGED: frozenset[str] = frozenset({"A2A-C-RESULT"})
+"""What the silent client does give to judge: A2A-C-RESULT's own rule (one readable result
+line, last on stdout, then exit), which it kept."""
+
+
+def _nothing_asked_param(check: A2AClientCheck) -> Any:
+    if check is complete_once_verdicts:
+        return pytest.param(
+            check,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="A2A-C-COMPLETE-ONCE passes any client that printed one result line, "
+                "though with no stream no final update or terminal state could finish the "
+                "call twice (reported to the lead)",
+            ),
+        )
+    return check
+
+
+@pytest.mark.parametrize(
+    "check",
+    [_nothing_asked_param(c) for c in A2A_CLIENT_CHECKS],
+    ids=lambda c: getattr(c, "__name__", str(c)),
+)
+def test_a_client_that_asked_nothing_earns_no_pass(check: A2AClientCheck) -> None:
+    verdicts = check(_asked_nothing())
+    passed = [
+        v.render()
+        for v in verdicts
+        if v.outcome is Outcome.PASS and v.requirement not in ASKED_NOTHING_JUDGED
+    ]
+    assert passed == []
+
+
+def test_a_client_that_asked_nothing_fails_status() -> None:
+    verdicts = check_a2a_client(_asked_nothing())
+    assert not [v for v in verdicts if v.outcome is Outcome.SKIP]
+    assert_fails(verdicts, "A2A-C-STATUS", "never sent its message", "'error'")
+    assert_passes(verdicts, "A2A-C-RESULT")
+    for name in ("expect.ledger", "expect.tasks_created", "expect.result"):
+        assert_fails(verdicts, name)
+    requirements = [v for v in verdicts if v.kind is Kind.REQUIREMENT]
+    assert [v.requirement for v in requirements if v.outcome is Outcome.FAIL] == ["A2A-C-STATUS"]
+    for v in requirements:
+        if v.requirement not in ("A2A-C-STATUS", "A2A-C-COMPLETE-ONCE", *ASKED_NOTHING_JUDGED):
+            assert_not_applicable(verdicts, v.requirement)  # (COMPLETE-ONCE: see the xfail)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="A2A-C-STATUS's 'never sent its message, though nothing failed on the wire' looks "
+    "only at JSON-RPC exchanges: a client whose agent-card fetch got a 502 from the proxy "
+    "rightly reports an error without sending, and fails (reported to the lead)",
+)
+def test_a_client_whose_agent_card_failed_may_report_an_error() -> None:
+    story = Story(deadline=30, idle=10)
+    story.card(0.0, proxy_status=502)
+    message = "cannot read the agent card: 502 Bad Gateway"
+    story.run(result("error", {}, task_id=None, context_id=None, message=message), t_result=0.1)
+    assert not_passed(status_verdicts(story.build())) == []
 
 
 # --- A2A-C-RESULT, A2A-C-COMPLETE-ONCE ---------------------------------------------------------
@@ -92,7 +210,29 @@ def test_a_client_without_a_result_line_fails_with_its_output() -> None:
     story.message(0.1, FIRST_STREAM)
     failure = ClientFailure(kind="bad-result", message="the last stdout line is not JSON: 'ok'")
     story.run(None, t_result=None, t_exit=40.0, failure=failure)
-    assert_fails(result_verdicts(story.build()), "A2A-C-RESULT", "not JSON")
+    obs = story.build()
+    assert_fails(result_verdicts(obs), "A2A-C-RESULT", "not JSON")
+    # when the call ended is not seen without a result line: its exit is not a result's time
+    assert_not_applicable(deadline_verdicts(obs), "A2A-C-DEADLINE", "readable result")
+    assert_not_applicable(complete_once_verdicts(obs), "A2A-C-COMPLETE-ONCE", "no result line")
+    assert_not_applicable(status_verdicts(obs), "A2A-C-STATUS", "no result")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="A2A-C-RECOVERY counts a drop, then skips it when the client exited without a "
+    "result and made no other move, and still says '1 dropped stream(s), each recovered': a "
+    "pass for a client that never recovered (reported to the lead)",
+)
+def test_an_exit_without_a_result_after_a_drop_earns_no_recovery_pass() -> None:
+    story = Story()
+    summary_progress(story)
+    story.card(0.0)
+    stalled_stream(story, closed_at=45.0)
+    failure = ClientFailure(kind="bad-result", message="the last stdout line is not JSON: 'ok'")
+    story.run(None, t_result=None, t_exit=45.0, failure=failure)
+    verdict = verdict_for(recovery_verdicts(story.build()), "A2A-C-RECOVERY")
+    assert verdict.outcome is not Outcome.PASS, verdict.render()
 
 
 def test_two_result_lines_fail_complete_once() -> None:
@@ -145,8 +285,12 @@ def test_no_watchdog_waits_until_the_deadline_and_fails_recovery() -> None:
     obs = story.build()
     assert_fails(recovery_verdicts(obs), "A2A-C-RECOVERY", "went quiet (stall)", "waited 50.90s")
     assert_passes(deadline_verdicts(obs), "A2A-C-DEADLINE")
-    assert_passes(cancel_verdicts(obs), "A2A-C-CANCEL")  # the task had finished at 78 s
-    assert_passes(artifacts_complete_verdicts(obs), "A2A-C-ARTIFACTS-COMPLETE")
+    # the task had finished at 78 s: no cancel was owed
+    assert_not_applicable(cancel_verdicts(obs), "A2A-C-CANCEL", "no task outlived")
+    # a timeout does not claim success: no incomplete flag is owed (it gives one anyway)
+    assert_not_applicable(
+        artifacts_complete_verdicts(obs), "A2A-C-ARTIFACTS-COMPLETE", "'timeout', not a success"
+    )
     assert_passes(status_verdicts(obs), "A2A-C-STATUS")  # a timeout after the deadline
 
 
@@ -192,15 +336,72 @@ def test_a_loud_reset_is_recovered_at_once() -> None:
     )
     story.run(result(artifacts={"report": "One. Two. Three."}), t_result=9.2)
     obs = story.build()
-    assert [v.render() for v in check_a2a_client(obs) if v.outcome is not Outcome.PASS] == []
+    verdicts = check_a2a_client(obs)
+    assert not_passed(verdicts) == []
+    assert "A2A-C-RECOVERY" in judged(verdicts)
+    assert "1 dropped stream(s)" in verdict_for(verdicts, "A2A-C-RECOVERY").message
 
 
-def test_the_scenario_ledger_pattern_is_judged_under_recovery() -> None:
+def test_the_scenario_ledger_pattern_is_an_expectation_not_recovery() -> None:
     obs = worked_example()
     other = obs.model_copy(
         update={"expect": obs.expect.model_copy(update={"ledger": ("message/stream",)})}
     )
-    assert_fails(recovery_verdicts(other), "A2A-C-RECOVERY", "the scenario expects message/stream")
+    assert_passes(recovery_verdicts(other), "A2A-C-RECOVERY")  # the recovery itself was right
+    verdict = assert_fails(
+        a2a_expectation_verdicts(other),
+        "expect.ledger",
+        "the server received message/stream tasks/get tasks/resubscribe",
+    )
+    assert verdict.kind is Kind.EXPECTATION
+    assert verdict.expected == "message/stream"
+    assert verdict.observed == "message/stream tasks/get tasks/resubscribe"
+    assert_passes(a2a_expectation_verdicts(obs), "expect.ledger")
+
+
+def test_the_result_expectations_are_their_own_verdicts() -> None:
+    obs = worked_example()
+    assert_passes(a2a_expectation_verdicts(obs), "expect.result")
+    story = Story()
+    summary_progress(story)
+    story.card(0.0)
+    stalled_stream(story)
+    story.get(59.5, "working")
+    story.resubscribe(
+        59.6,
+        (
+            task_frame(59.6, "working"),
+            art(70.1, "summary", S3, append=True, last=True),
+            status(78.1, "completed"),
+        ),
+    )
+    story.run(result(artifacts={"summary": SUMMARY}, incomplete=True), t_result=78.2)
+    flagged = story.build(expect=obs.expect)
+    # an incomplete flag on a whole artifact breaks no rule, only what this scenario expects
+    assert_passes(artifacts_complete_verdicts(flagged), "A2A-C-ARTIFACTS-COMPLETE")
+    verdict = assert_fails(
+        a2a_expectation_verdicts(flagged), "expect.result", "'summary' expected complete"
+    )
+    assert verdict.kind is Kind.EXPECTATION
+    wrong = A2AClientExpect.model_validate({"result": {"status": "failed"}})
+    other = obs.model_copy(update={"expect": wrong})
+    assert_passes(status_verdicts(other), "A2A-C-STATUS")  # completed is completed
+    assert_fails(a2a_expectation_verdicts(other), "expect.result", "says 'completed'")
+    assert [v.requirement for v in a2a_expectation_verdicts(other)] == ["expect.result"]
+    assert a2a_expectation_verdicts(obs.model_copy(update={"expect": A2AClientExpect()})) == []
+
+
+def test_the_follow_up_expectation_is_judged_on_the_follow_up() -> None:
+    expect = A2AClientExpect.model_validate(
+        {"result": {"status": "input-required"}, "follow_up": {"status": "completed"}}
+    )
+    good = _follow_up(TASK, CTX).build(expect=expect)
+    assert judged(a2a_expectation_verdicts(good)) == ["expect.result", "expect.follow_up"]
+    wrong = A2AClientExpect.model_validate({"follow_up": {"status": "failed"}})
+    bad = _follow_up(TASK, CTX).build(expect=wrong)
+    assert_fails(
+        a2a_expectation_verdicts(bad), "expect.follow_up", "the follow-up says 'completed'"
+    )
 
 
 # --- snapshot first, no resubscribe when done, no resend ---------------------------------------
@@ -246,7 +447,35 @@ def test_a_resubscribe_after_a_finished_snapshot_fails() -> None:
     assert_fails(
         no_resubscribe_done_verdicts(obs), "A2A-C-NO-RESUBSCRIBE-DONE", "showed 'completed'"
     )
-    assert_passes(no_resubscribe_done_verdicts(worked_example()), "A2A-C-NO-RESUBSCRIBE-DONE")
+    # the worked example's snapshot showed the task working: nothing to judge
+    assert_not_applicable(
+        no_resubscribe_done_verdicts(worked_example()),
+        "A2A-C-NO-RESUBSCRIBE-DONE",
+        "no snapshot showed a finished task",
+    )
+
+
+@pytest.mark.parametrize("state", ["completed", "failed", "input-required"])
+def test_a_finished_snapshot_without_a_resubscribe_is_a_judged_pass(state: str) -> None:
+    story = Story()
+    story.created(0.1)
+    story.state(1.1, "working")
+    story.chunk(2.1, "check", "Totals match", last=True)
+    story.state(6.1, state)
+    story.card(0.0)
+    story.message(
+        0.1,
+        (task_frame(0.1), status(1.1, "working"), art(2.1, "check", "Totals match", last=True)),
+        fault=(3.0, "stall"),
+        ended="client_closed",
+        link_end=(22.15, "fin", "client"),
+    )
+    story.get(22.1, state)
+    story.run(result(state, {"check": "Totals match"}), t_result=22.2)
+    verdicts = check_a2a_client(story.build())
+    verdict = assert_passes(verdicts, "A2A-C-NO-RESUBSCRIBE-DONE")
+    assert "1 snapshot(s) showed the task finished" in verdict.message
+    assert not_passed(verdicts) == []
 
 
 def test_a_resend_after_a_drop_fails_no_resend() -> None:
@@ -258,7 +487,10 @@ def test_a_resend_after_a_drop_fails_no_resend() -> None:
     story.message(59.5, (task_frame(59.5),), task_id="t-2")
     story.run(result(), t_result=78.2)
     obs = story.build(expect=worked_example().expect)
-    assert_fails(no_resend_verdicts(obs), "A2A-C-NO-RESEND", "2 times", "created 2 task(s)")
+    verdict = assert_fails(no_resend_verdicts(obs), "A2A-C-NO-RESEND", "2 times")
+    assert "task(s)" not in verdict.message  # the scenario's count is not this rule's business
+    assert_fails(a2a_expectation_verdicts(obs), "expect.tasks_created", "created 2 task(s)")
+    assert_passes(a2a_expectation_verdicts(worked_example()), "expect.tasks_created")
 
 
 def test_a_drop_before_the_first_event_must_fail_the_call() -> None:
@@ -308,7 +540,9 @@ def test_a_502_from_the_proxy_is_an_early_drop() -> None:
     story.run(result("error", {}, task_id=None, context_id=None), t_result=0.3)
     obs = story.build()
     assert_passes(early_drop_verdicts(obs), "A2A-C-EARLY-DROP")
-    assert [v.render() for v in check_a2a_client(obs) if v.outcome is not Outcome.PASS] == []
+    verdicts = check_a2a_client(obs)
+    assert not_passed(verdicts) == []
+    assert {"A2A-C-EARLY-DROP", "A2A-C-STATUS"} <= set(judged(verdicts))
     retried = Story(deadline=30, idle=10)
     retried.card(0.0)
     retried.rpc(
@@ -361,6 +595,53 @@ def test_cancel_on_deadline_passes_and_a_missing_cancel_fails() -> None:
         "A2A-C-CANCEL",
         "instead of a timeout",
     )
+
+
+def _gives_up_early(*, cancel_at: float | None, status_: str = "error") -> Story:
+    """The client gives up 1 s in (deadline 30 s) while the task is still working."""
+    story = Story(deadline=30, idle=10)
+    story.created(0.1)
+    story.state(0.5, "working", "thinking")
+    story.chunk(0.8, "findings", "Partial. ")
+    story.state(12.0, "completed")
+    story.card(0.0)
+    frames = (
+        task_frame(0.1),
+        status(0.5, "working", "thinking"),
+        art(0.8, "findings", "Partial. "),
+    )
+    story.message(0.1, frames, ended="client_closed", t_end=1.05, link_end=(1.05, "fin", "client"))
+    if cancel_at is not None:
+        story.cancel(cancel_at, "working")
+        story.state(cancel_at + 0.01, "canceled")
+    story.run(result(status_, {"findings": "Partial. "}, message="gave up"), t_result=1.1)
+    return story
+
+
+def test_a_call_abandoned_early_must_cancel_its_running_task() -> None:
+    abandoned = _gives_up_early(cancel_at=None).build()
+    assert_fails(
+        cancel_verdicts(abandoned),
+        "A2A-C-CANCEL",
+        "ended 1.10s in",
+        "still 'working'",
+        "without sending tasks/cancel",
+    )
+    cancelled = _gives_up_early(cancel_at=1.0, status_="canceled").build()
+    assert_passes(cancel_verdicts(cancelled), "A2A-C-CANCEL")
+    assert not_passed(check_a2a_client(cancelled)) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="A2A-C-CANCEL judges a task the client cancelled as if on its deadline: a call that "
+    "gives up 1 s in, cancels, and reports 'error' (which A2A-C-STATUS accepts for a canceled "
+    "task) fails with 'the deadline passed' (reported to the lead)",
+)
+def test_a_call_abandoned_early_may_cancel_and_report_an_error() -> None:
+    obs = _gives_up_early(cancel_at=1.0).build()
+    assert_passes(status_verdicts(obs), "A2A-C-STATUS")
+    assert_passes(cancel_verdicts(obs), "A2A-C-CANCEL")
 
 
 def test_the_deadline_counts_from_the_first_request_not_the_process_start() -> None:
@@ -417,6 +698,44 @@ def test_a_truncated_artifact_flagged_incomplete_passes() -> None:
     assert "says incomplete" in verdict.message
 
 
+def _partial_after_a_stall(status_: str, t_result: float) -> A2AClientObservation:
+    """The stream stalls at 40 s and the client never recovers: it holds S1 + S2 of a summary
+    the server finished (S3) at 70 s, and reports them without an incomplete flag."""
+    story = Story()
+    summary_progress(story)
+    story.card(0.0)
+    stalled_stream(story, closed_at=t_result)
+    if status_ == "timeout":
+        story.cancel(t_result - 0.1, "completed", code=-32002)
+    story.run(result(status_, {"summary": S1 + S2}), t_result=t_result)
+    return story.build()
+
+
+@pytest.mark.parametrize(
+    ("status_", "t_result"), [("timeout", 90.1), ("error", 80.0), ("failed", 80.0)]
+)
+def test_a_partial_artifact_without_a_claimed_success_owes_no_incomplete_flag(
+    status_: str, t_result: float
+) -> None:
+    obs = _partial_after_a_stall(status_, t_result)
+    assert_not_applicable(
+        artifacts_complete_verdicts(obs),
+        "A2A-C-ARTIFACTS-COMPLETE",
+        f"says {status_!r}, not a success",
+    )
+    assert_passes(reassembly_verdicts(obs), "A2A-C-REASSEMBLY")  # what it holds is right
+
+
+def test_a_truncated_artifact_in_a_completed_result_fails_artifacts_complete() -> None:
+    obs = _partial_after_a_stall("completed", 80.0)
+    assert_fails(
+        artifacts_complete_verdicts(obs),
+        "A2A-C-ARTIFACTS-COMPLETE",
+        "'summary' is truncated",
+        "does not say incomplete",
+    )
+
+
 def test_a_chunk_counted_twice_fails_reassembly() -> None:
     story = Story()
     summary_progress(story)
@@ -448,7 +767,9 @@ def test_replace_against_append() -> None:
         status(6.0, "completed"),
     )
     good = plain(frames, result(artifacts={"release": "Final text. The end."}))
-    assert [v.render() for v in check_a2a_client(good) if v.outcome is not Outcome.PASS] == []
+    verdicts = check_a2a_client(good)
+    assert not_passed(verdicts) == []
+    assert {"A2A-C-REASSEMBLY", "A2A-C-ARTIFACTS-COMPLETE"} <= set(judged(verdicts))
     all_appended = plain(
         frames, result(artifacts={"release": "Draft one. More draft.Final text. The end."})
     )
@@ -471,7 +792,8 @@ def test_the_recipe_loses_the_gap_between_snapshot_and_resubscribe_as_a_should()
     )
     story.run(result(artifacts={"summary": SUMMARY}), t_result=78.2)
     obs = story.build()
-    bad = [v for v in check_a2a_client(obs) if v.outcome is not Outcome.PASS]
+    fine = (Outcome.PASS, Outcome.NOT_APPLICABLE)
+    bad = [v for v in check_a2a_client(obs) if v.outcome not in fine]
     assert [v.requirement for v in bad] == ["A2A-C-GAP"]
     assert bad[0].outcome is Outcome.NON_STRICT and "'Section 2b. '" in bad[0].message
     assert "reconnect gap" in verdict_for(check_a2a_client(obs), "A2A-C-ARTIFACTS-COMPLETE").message
@@ -545,7 +867,9 @@ def test_success_while_the_task_still_works_fails() -> None:
 def test_interrupted_states_end_the_call_with_the_ids(state: str) -> None:
     frames = (task_frame(0.1), status(1.0, "working"), status(2.0, state, "Which region?"))
     good = plain(frames, result(state, {}, message="Which region?"))
-    assert [v.render() for v in check_a2a_client(good) if v.outcome is not Outcome.PASS] == []
+    verdicts = check_a2a_client(good)
+    assert not_passed(verdicts) == []
+    assert {"A2A-C-INTERRUPTED", "A2A-C-STATUS"} <= set(judged(verdicts))
     timeout = plain(frames, result("timeout", {}), t_result=30.0)
     assert_fails(interrupted_verdicts(timeout), "A2A-C-INTERRUPTED", "'timeout'")
     no_ids = plain(frames, result(state, {}, task_id=None, context_id=None))
@@ -588,7 +912,9 @@ def _follow_up(task_id: str | None, context_id: str | None, *, new_task: bool = 
 
 def test_the_follow_up_carries_the_same_ids() -> None:
     good = _follow_up(TASK, CTX).build()
-    assert [v.render() for v in check_a2a_client(good) if v.outcome is not Outcome.PASS] == []
+    verdicts = check_a2a_client(good)
+    assert not_passed(verdicts) == []
+    assert {"A2A-C-FOLLOW-UP", "A2A-C-INTERRUPTED"} <= set(judged(verdicts))
     fresh = _follow_up(None, None, new_task=True).build()
     assert_fails(follow_up_verdicts(fresh), "A2A-C-FOLLOW-UP", "taskId None", "1 new task")
 
@@ -601,7 +927,9 @@ def test_a_direct_reply_is_a_message_result() -> None:
         result("message", {}, task_id=None, context_id=None, message="Hello there"), t_result=1.1
     )
     obs = story.build(reply_text="Hello there")
-    assert [v.render() for v in check_a2a_client(obs) if v.outcome is not Outcome.PASS] == []
+    verdicts = check_a2a_client(obs)
+    assert not_passed(verdicts) == []
+    assert {"A2A-C-DIRECT-MESSAGE", "A2A-C-STATUS"} <= set(judged(verdicts))
     lost = obs.model_copy(
         update={"turns": (obs.turns[0].model_copy(update={"result": result("error", {})}),)}
     )
