@@ -162,8 +162,14 @@ class _Turn:
         return None
 
     def troubled(self) -> bool:
-        """Something went wrong on the wire this turn: a fault fired or the server refused."""
-        return any(e.failed or e.cut_by_link is not None for e in self.rpc)
+        """Something went wrong on the wire this turn (the agent card's fetch included): a
+        fault fired or the server refused."""
+        return any(e.failed or e.cut_by_link is not None for e in self.ex)
+
+    def gave_up_on_the_wire(self) -> bool:
+        """The turn's last request failed: the call ended because the server could not be
+        reached ("bounded backoff, then fail"), not by abandoning a reachable task."""
+        return bool(self.rpc) and (self.rpc[-1].failed or self.rpc[-1].cut_by_link is not None)
 
 
 def _turns(obs: A2AClientObservation) -> list[_Turn]:
@@ -196,8 +202,8 @@ def complete_once_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     first, so a final status update followed by a terminal state cannot finish the call
     twice." A call that finishes twice prints two results."""
     rid = "A2A-C-COMPLETE-ONCE"
-    if not any(t.result_lines for t in obs.turns):
-        return [_not_judged(rid, "no result line was printed (see A2A-C-RESULT)")]
+    if not any(t.run.result_lines and t.messages() for t in _turns(obs)):
+        return [_not_judged(rid, "no call both sent its message and printed a result")]
     problems = [
         f"{_label(t)} printed {t.result_lines} result lines: it completed {t.result_lines} times"
         for t in obs.turns
@@ -388,13 +394,13 @@ def recovery_verdicts(obs: A2AClientObservation) -> list[Verdict]:
                 continue
             if e.record is None and e.op != "subscribe":
                 continue
-            drops += 1
             silent = e.last_activity
             moves = [x.t for x in turn.rpc if x is not e and x.t >= silent - _EPSILON]
             if turn.run.t_result is not None:
                 moves.append(turn.run.t_result)
             elif turn.run.failure is not None and turn.run.failure.kind != "hang" and not moves:
                 continue  # it exited without a result: A2A-C-RESULT's failure, no timing seen
+            drops += 1
             later = [m for m in moves if m >= silent - _EPSILON]
             if later and min(later) - silent <= limit:
                 continue
@@ -487,20 +493,22 @@ def cancel_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             and any(c.t <= done.t + _EPSILON for c in cancels)
         )
         ended_at = run.t_result if run.t_result is not None else turn.end
-        if not by_client:
-            if done is not None and done.t <= min(deadline_at, ended_at) + slack(obs):
-                continue  # the task finished (or stopped for input) before the call ended
-            if ended_at < deadline_at - slack(obs):
-                # The client gave up early on a task still running: it abandoned the request,
-                # and "when [...] the user abandons the request, call cancelTask".
-                judged += 1
-                if not [e for e in cancels if e.t <= ended_at + slack(obs)]:
-                    problems.append(
-                        f"{_label(run)} ended {_secs(obs, ended_at - turn.first)} in, while the "
-                        f"task was still {state_at(obs, turn.task, ended_at)!r}, without sending "
-                        "tasks/cancel"
-                    )
+        if not by_client and done is not None and done.t <= min(deadline_at, ended_at) + slack(obs):
+            continue  # the task finished (or stopped for input) before the call ended
+        if ended_at < deadline_at - slack(obs):
+            # The client gave up early on a task still running: it abandoned the request, and
+            # "when [...] the user abandons the request, call cancelTask". (A call that ended
+            # because the server stopped answering is the recipe's "bounded backoff, then fail".)
+            if turn.gave_up_on_the_wire() and not cancels:
                 continue
+            judged += 1
+            if not [e for e in cancels if e.t <= ended_at + slack(obs)]:
+                problems.append(
+                    f"{_label(run)} ended {_secs(obs, ended_at - turn.first)} in, while the "
+                    f"task was still {state_at(obs, turn.task, ended_at)!r}, without sending "
+                    "tasks/cancel"
+                )
+            continue
         judged += 1
         in_time = [e for e in cancels if e.t <= deadline_at + slack(obs)]
         if not in_time:

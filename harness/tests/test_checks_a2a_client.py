@@ -3,8 +3,6 @@ rule's violation fails with its id, and what the recipe itself legitimately does
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from harness.checks.a2a_client import (
@@ -143,23 +141,9 @@ ASKED_NOTHING_JUDGED: frozenset[str] = frozenset({"A2A-C-RESULT"})
 line, last on stdout, then exit), which it kept."""
 
 
-def _nothing_asked_param(check: A2AClientCheck) -> Any:
-    if check is complete_once_verdicts:
-        return pytest.param(
-            check,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="A2A-C-COMPLETE-ONCE passes any client that printed one result line, "
-                "though with no stream no final update or terminal state could finish the "
-                "call twice (reported to the lead)",
-            ),
-        )
-    return check
-
-
 @pytest.mark.parametrize(
     "check",
-    [_nothing_asked_param(c) for c in A2A_CLIENT_CHECKS],
+    list(A2A_CLIENT_CHECKS),
     ids=lambda c: getattr(c, "__name__", str(c)),
 )
 def test_a_client_that_asked_nothing_earns_no_pass(check: A2AClientCheck) -> None:
@@ -182,16 +166,10 @@ def test_a_client_that_asked_nothing_fails_status() -> None:
     requirements = [v for v in verdicts if v.kind is Kind.REQUIREMENT]
     assert [v.requirement for v in requirements if v.outcome is Outcome.FAIL] == ["A2A-C-STATUS"]
     for v in requirements:
-        if v.requirement not in ("A2A-C-STATUS", "A2A-C-COMPLETE-ONCE", *ASKED_NOTHING_JUDGED):
-            assert_not_applicable(verdicts, v.requirement)  # (COMPLETE-ONCE: see the xfail)
+        if v.requirement not in ("A2A-C-STATUS", *ASKED_NOTHING_JUDGED):
+            assert_not_applicable(verdicts, v.requirement)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="A2A-C-STATUS's 'never sent its message, though nothing failed on the wire' looks "
-    "only at JSON-RPC exchanges: a client whose agent-card fetch got a 502 from the proxy "
-    "rightly reports an error without sending, and fails (reported to the lead)",
-)
 def test_a_client_whose_agent_card_failed_may_report_an_error() -> None:
     story = Story(deadline=30, idle=10)
     story.card(0.0, proxy_status=502)
@@ -214,16 +192,10 @@ def test_a_client_without_a_result_line_fails_with_its_output() -> None:
     assert_fails(result_verdicts(obs), "A2A-C-RESULT", "not JSON")
     # when the call ended is not seen without a result line: its exit is not a result's time
     assert_not_applicable(deadline_verdicts(obs), "A2A-C-DEADLINE", "readable result")
-    assert_not_applicable(complete_once_verdicts(obs), "A2A-C-COMPLETE-ONCE", "no result line")
+    assert_not_applicable(complete_once_verdicts(obs), "A2A-C-COMPLETE-ONCE", "printed a result")
     assert_not_applicable(status_verdicts(obs), "A2A-C-STATUS", "no result")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="A2A-C-RECOVERY counts a drop, then skips it when the client exited without a "
-    "result and made no other move, and still says '1 dropped stream(s), each recovered': a "
-    "pass for a client that never recovered (reported to the lead)",
-)
 def test_an_exit_without_a_result_after_a_drop_earns_no_recovery_pass() -> None:
     story = Story()
     summary_progress(story)
@@ -632,12 +604,6 @@ def test_a_call_abandoned_early_must_cancel_its_running_task() -> None:
     assert not_passed(check_a2a_client(cancelled)) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="A2A-C-CANCEL judges a task the client cancelled as if on its deadline: a call that "
-    "gives up 1 s in, cancels, and reports 'error' (which A2A-C-STATUS accepts for a canceled "
-    "task) fails with 'the deadline passed' (reported to the lead)",
-)
 def test_a_call_abandoned_early_may_cancel_and_report_an_error() -> None:
     obs = _gives_up_early(cancel_at=1.0).build()
     assert_passes(status_verdicts(obs), "A2A-C-STATUS")
