@@ -264,7 +264,7 @@ def early_drop_verdicts(obs: A2AClientObservation) -> list[Verdict]:
         seen = True
         how = first.cut_by_link or ("an error answer" if first.failed else "an empty stream")
         status = _status(turn.run)
-        if status not in ("error", "failed"):
+        if turn.result is not None and status not in ("error", "failed"):
             problems.append(
                 f"{_label(turn.run)}'s {_method(first)} ended with {how} before any event, and "
                 f"the result says {status!r} instead of a failure"
@@ -519,7 +519,7 @@ def cancel_verdicts(obs: A2AClientObservation) -> list[Verdict]:
                 f"then{late}"
             )
         status = _status(run)
-        if status not in ("timeout", "canceled"):
+        if run.result is not None and status not in ("timeout", "canceled"):
             problems.append(
                 f"{_label(run)}: the deadline passed, and the result says {status!r} instead of "
                 "a timeout"
@@ -951,13 +951,10 @@ def interrupted_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     contexts = {t.task_id: t.context_id for t in obs.ledger.tasks}
     for turn in _turns(obs):
         outcome = turn.outcome()
-        if outcome not in INTERRUPTED:
-            continue
-        judged = True
         result = turn.result
-        if result is None:
-            problems.append(f"{_label(turn.run)}: the task is {outcome!r}, and there is no result")
-            continue
+        if outcome not in INTERRUPTED or result is None:
+            continue  # no readable result: A2A-C-RESULT says so
+        judged = True
         if result.status != outcome:
             problems.append(
                 f"{_label(turn.run)}: the task is waiting ({outcome!r}), and the result says "
@@ -990,12 +987,12 @@ def direct_message_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     problems: list[str] = []
     judged = False
     for turn in _turns(obs):
-        if turn.outcome() != "message":
-            continue
-        judged = True
         result = turn.result
+        if turn.outcome() != "message" or result is None:
+            continue  # no readable result: A2A-C-RESULT says so
+        judged = True
         status = _status(turn.run)
-        if result is None or result.status != "message":
+        if result.status != "message":
             problems.append(
                 f"{_label(turn.run)}: the agent replied with a message, and the result says "
                 f"{status!r}"

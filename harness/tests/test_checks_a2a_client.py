@@ -945,3 +945,17 @@ def test_the_observation_is_plain_data_with_a_readable_timeline() -> None:
     assert "link fault: stall" in timeline
     assert "tasks/resubscribe [working, summary, completed]" in timeline
     assert "call result: completed taskId=t-81" in timeline
+
+
+def test_a_missing_result_after_a_direct_reply_is_only_a_result_failure() -> None:
+    """One requirement, one reason: a client that printed a log line after its result lost
+    the result line, which is A2A-C-RESULT's rule; the reply's rule has nothing to judge."""
+    story = Story(deadline=30, idle=10)
+    story.card(0.0)
+    story.message(0.1, (reply(1.0, "Hello there"),), task_id=None, outcome="reply")
+    failure = ClientFailure(kind="bad-result", message="the last stdout line is not JSON: 'bye'")
+    story.run(None, t_result=None, t_exit=1.2, failure=failure)
+    verdicts = check_a2a_client(story.build(reply_text="Hello there"))
+    broken = [v.requirement for v in verdicts if v.outcome is Outcome.FAIL]
+    assert [r for r in broken if not r.startswith("expect.")] == ["A2A-C-RESULT"]
+    assert_not_applicable(verdicts, "A2A-C-DIRECT-MESSAGE")
