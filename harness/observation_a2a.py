@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_serializer
 
-from harness.fakes.a2a_ledger import A2ALedger
+from harness.fakes.a2a.ledger import A2ALedger
 from harness.faults.plan import Fault
 from harness.faults.records import LinkEvent
 from harness.scenario_a2a import A2AClientExpect

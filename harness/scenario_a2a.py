@@ -56,7 +56,7 @@ from pydantic import (
 
 from harness.capabilities import ClientCapability
 from harness.durations import Duration
-from harness.fakes.a2a_script import A2AScript, Reply, ServerBehaviour, Step
+from harness.fakes.a2a.script import A2AScript, Reply, ServerBehaviour, Step
 from harness.faults.plan import Fault
 from harness.protocol.a2a import METHODS, op_of, version_of
 from harness.requirements import RequirementIds

@@ -31,7 +31,7 @@ from harness.checks.a2a_exchanges import (
     turn_task,
 )
 from harness.checks.frames import from_violations
-from harness.fakes.a2a_ledger import TaskEventRecord
+from harness.fakes.a2a.ledger import TaskEventRecord
 from harness.observation_a2a import A2AClientObservation
 from harness.requirements import expectation, judge, not_applicable
 from harness.scenario_a2a import ResultExpect, canonical_method, ledger_matches

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from harness.fakes.a2a_ledger import RequestRecord, SentFrame, TaskEventRecord
+from harness.fakes.a2a.ledger import RequestRecord, SentFrame, TaskEventRecord
 from harness.faults.records import LinkEvent
 from harness.observation_a2a import A2AClientObservation
 from harness.protocol.a2a import INTERRUPTED_STATES, TERMINAL_STATES, Op, op_of

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.fakes.a2a_ledger import (
+from harness.fakes.a2a.ledger import (
     A2ALedger,
     MessageRecord,
     RequestRecord,

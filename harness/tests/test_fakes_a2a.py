@@ -42,7 +42,7 @@ from pydantic import ValidationError
 
 from harness import sse
 from harness.fakes.a2a import FakeA2AServer
-from harness.fakes.a2a_script import A2AScript
+from harness.fakes.a2a.script import A2AScript
 from harness.protocol import a2a
 
 WIRES = ("0.3", "1.0")

@@ -68,7 +68,7 @@ from aiohttp import web
 
 from harness import sse
 from harness.durations import TimeScale
-from harness.fakes.a2a_ledger import (
+from harness.fakes.a2a.ledger import (
     A2ALedger,
     Ending,
     FrameKind,
@@ -79,7 +79,7 @@ from harness.fakes.a2a_ledger import (
     TaskEventRecord,
     TaskRecord,
 )
-from harness.fakes.a2a_script import (
+from harness.fakes.a2a.script import (
     A2AScript,
     ArtifactStep,
     HeartbeatStep,
@@ -90,7 +90,7 @@ from harness.fakes.a2a_script import (
 from harness.fakes.serving import serve
 from harness.protocol import a2a
 
-__all__ = ["FakeA2AServer"]
+__all__ = ["RPC_PATH", "FakeA2AServer"]
 
 logger = logging.getLogger(__name__)
 
