@@ -15,6 +15,7 @@ test: .venv/.installed lint type
 lint: .venv/.installed
 	.venv/bin/ruff check harness
 	.venv/bin/ruff format --check harness
+	.venv/bin/lint-imports
 
 type: .venv/.installed
 	.venv/bin/mypy

@@ -10,8 +10,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.checks import check_gateway
-    from harness.checks.a2a_client import check_a2a_client
     from harness.fakes.model import FakeModel
     from harness.fakes.tools import FakeTools
     from harness.observation import (
@@ -23,11 +21,14 @@ if TYPE_CHECKING:
         ToolCall,
     )
     from harness.observation_a2a import A2AClientObservation
-    from harness.requirements import REGISTRY, Requirement
+    from harness.requirements import Requirement
     from harness.runner import GatewayEnvironment
     from harness.runner_a2a import A2AClientEnvironment
     from harness.scenario import GatewayScenario, ScenarioError, load_scenarios, parse_scenarios
     from harness.scenario_a2a import A2AClientScenario
+    from harness.suites import REGISTRY
+    from harness.suites.a2a_client.checks import check_a2a_client
+    from harness.suites.gateway.checks import check_gateway
     from harness.targets.client import ClientTarget, load_client_target
     from harness.targets.gateway import GatewayTarget, load_target
     from harness.verdicts import Level, Outcome, Verdict
@@ -39,7 +40,7 @@ _EXPORTS = {
     "A2AClientObservation": "harness.observation_a2a",
     "A2AClientScenario": "harness.scenario_a2a",
     "ClientTarget": "harness.targets.client",
-    "check_a2a_client": "harness.checks.a2a_client",
+    "check_a2a_client": "harness.suites.a2a_client.checks",
     "load_client_target": "harness.targets.client",
     "AuthProbe": "harness.observation",
     "ChatResponse": "harness.observation",
@@ -53,7 +54,7 @@ _EXPORTS = {
     "Level": "harness.verdicts",
     "ModelCall": "harness.observation",
     "Outcome": "harness.verdicts",
-    "REGISTRY": "harness.requirements",
+    "REGISTRY": "harness.suites",
     "Requirement": "harness.requirements",
     "ScenarioError": "harness.scenario",
     "ToolCall": "harness.observation",

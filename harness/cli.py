@@ -241,7 +241,7 @@ def _mutants(args: argparse.Namespace) -> int:
 
 def _list(*, as_json: bool, markdown: bool = False) -> int:
     from harness.coverage import requirements_table, scenarios_by_requirement
-    from harness.requirements import REGISTRY
+    from harness.suites import REGISTRY
 
     if markdown:
         print(requirements_table(_default_paths()))

@@ -32,7 +32,7 @@ TABLE_END = "<!-- requirements:end -->"
 
 def requirements_table(paths: Iterable[str | Path]) -> str:
     """The registry as a Markdown table: id, level, statement, seed section, scenarios."""
-    from harness.requirements import REGISTRY
+    from harness.suites import REGISTRY
 
     by_req = scenarios_by_requirement(paths)
     rows = [

@@ -101,8 +101,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 class ScenarioFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        from harness.requirements import REGISTRY
         from harness.scenario import ScenarioError, load_scenarios
+        from harness.suites import REGISTRY
 
         try:
             loaded = load_scenarios(self.path)

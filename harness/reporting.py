@@ -23,8 +23,8 @@ from harness.durations import DEFAULT_TIME_SCALE
 from harness.loop import BackgroundLoop
 from harness.observation import GatewayObservation
 from harness.reference.mutants import BUGS as GATEWAY_BUGS
-from harness.requirements import REGISTRY
 from harness.runner import GatewayEnvironment
+from harness.suites import REGISTRY
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.targets.gateway import load_target
 from harness.verdicts import Kind, Outcome, Verdict

@@ -19,8 +19,6 @@ from typing import Any
 import aiohttp
 
 from harness.capabilities import GATEWAY_CAPABILITIES, ScenarioSkipped, missing_reason
-from harness.checks import check_gateway
-from harness.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
 from harness.durations import TimeScale
 from harness.fakes.model import FakeModel
 from harness.fakes.tools import FakeTools
@@ -28,6 +26,8 @@ from harness.faults.proxy import InlineProxy
 from harness.observation import AuthProbe, ChatResponse, Frame, GatewayObservation
 from harness.scenario import MARKER_PLACEHOLDER, GatewayScenario
 from harness.sse import Decoder
+from harness.suites.gateway.checks import check_gateway
+from harness.suites.gateway.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.targets.gateway import GatewayTarget, RunningGateway, start_gateway
 from harness.verdicts import Verdict

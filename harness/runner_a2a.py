@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from typing import Final
 
 from harness.capabilities import CLIENT_CAPABILITIES, ScenarioSkipped, missing_reason
-from harness.checks.a2a_client import check_a2a_client
 from harness.durations import TimeScale
 from harness.fakes.a2a import RPC_PATH, FakeA2AServer
 from harness.faults.proxy import InlineProxy
 from harness.observation_a2a import A2AClientObservation, ServerArtifact, ServerTask
 from harness.protocol import a2a
 from harness.scenario_a2a import A2AClientScenario
+from harness.suites.a2a_client.checks import check_a2a_client
 from harness.targets.client import ClientTarget, run_client_turn
 from harness.targets.client_result import ClientRun
 from harness.targets.errors import TargetConfigError, TargetError

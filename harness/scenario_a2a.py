@@ -197,7 +197,7 @@ class A2AClientLimits(_Model):
     tolerance: Duration = 5.0
     """How late a timed action (recovery, the end of the call) may be, in scenario time. The
     seed's watchdog "checks every few seconds". Checks never allow less than
-    :data:`~harness.checks.a2a_client.MIN_SLACK_S` real seconds."""
+    :data:`~harness.suites.a2a_client.checks.MIN_SLACK_S` real seconds."""
     grace: Duration = 10.0
     """How long past its deadline a client may run before the harness kills it (scaled, at
     least 1 s)."""

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.checks.a2a_client import (
+from harness.observation_a2a import A2AClientObservation
+from harness.scenario_a2a import A2AClientExpect
+from harness.suites import REGISTRY
+from harness.suites.a2a_client.checks import (
     A2A_CLIENT_CHECKS,
     A2AClientCheck,
     a2a_expectation_verdicts,
@@ -30,10 +33,7 @@ from harness.checks.a2a_client import (
     status_verdicts,
     structured_verdicts,
 )
-from harness.observation_a2a import A2AClientObservation
-from harness.requirements import REGISTRY
-from harness.requirements_a2a import A2A_CLIENT
-from harness.scenario_a2a import A2AClientExpect
+from harness.suites.a2a_client.requirements import A2A_CLIENT
 from harness.targets.client_result import ClientFailure, ClientResult
 from harness.tests.a2a_client_observations import (
     CTX,

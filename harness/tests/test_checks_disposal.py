@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from harness.checks.disposal import dispose_verdicts
 from harness.observation import ChatResponse, ModelCall
 from harness.scenario import GatewayLimits
+from harness.suites.gateway.checks.disposal import dispose_verdicts
 from harness.tests.gateway_observations import (
     CHUNKS,
     assert_not_applicable,

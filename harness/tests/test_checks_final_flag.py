@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.checks.rendering import final_flag_verdicts
+from harness.suites.gateway.checks.rendering import final_flag_verdicts
 from harness.tests.gateway_observations import (
     LEGITIMATE,
     assert_fails,

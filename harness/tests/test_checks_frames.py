@@ -6,7 +6,9 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.checks.frames import (
+from harness.observation import ChatResponse, Frame, GatewayObservation
+from harness.scenario import GatewayExpect, GatewayLimits
+from harness.suites.gateway.checks.frames import (
     compress,
     frame_id_counter_verdicts,
     frame_id_fresh_verdicts,
@@ -17,8 +19,6 @@ from harness.checks.frames import (
     sse_response_verdicts,
     stream_terminal_verdicts,
 )
-from harness.observation import ChatResponse, Frame, GatewayObservation
-from harness.scenario import GatewayExpect, GatewayLimits
 from harness.tests.gateway_observations import (
     ANSWER,
     CHUNKS,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.checks.persistence import no_half_record_verdicts
 from harness.faults.records import LinkEvent
+from harness.suites.gateway.checks.persistence import no_half_record_verdicts
 from harness.tests.gateway_observations import (
     CHUNKS,
     LOOKUP,

@@ -5,8 +5,12 @@ from __future__ import annotations
 import pytest
 
 import harness.checks
-from harness.checks import GATEWAY_CHECKS, check_gateway, gateway_expectation_verdicts
-from harness.requirements import REGISTRY
+from harness.suites import REGISTRY
+from harness.suites.gateway.checks import (
+    GATEWAY_CHECKS,
+    check_gateway,
+    gateway_expectation_verdicts,
+)
 from harness.tests.gateway_observations import LEGITIMATE, with_auth, worked_example
 from harness.verdicts import Kind, Outcome, Verdict
 

@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from harness.checks.persistence import (
+from harness.observation import ChatResponse, GatewayObservation
+from harness.scenario import GatewayExpect
+from harness.suites.gateway.checks.persistence import (
     event_text,
     history_kind,
     history_kinds,
@@ -14,8 +16,6 @@ from harness.checks.persistence import (
     persist_aggregates_verdicts,
     persist_matches_message_verdicts,
 )
-from harness.observation import ChatResponse, GatewayObservation
-from harness.scenario import GatewayExpect
 from harness.tests.gateway_observations import (
     CHUNKS,
     DONE,

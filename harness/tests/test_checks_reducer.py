@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.checks.reducer import Draft, Message, ReducerState, reduce, replay
+from harness.suites.gateway.checks.reducer import Draft, Message, ReducerState, reduce, replay
 from harness.tests.gateway_observations import (
     ANSWER,
     CHUNKS,

@@ -6,15 +6,15 @@ import json
 
 import pytest
 
-from harness.checks.frames import stream_terminal_verdicts
-from harness.checks.tools import (
+from harness.observation import ChatResponse
+from harness.scenario import GatewayExpect, GatewayLimits
+from harness.suites.gateway.checks.frames import stream_terminal_verdicts
+from harness.suites.gateway.checks.tools import (
     llm_budget_verdicts,
     tool_call_from_aggregate_verdicts,
     tool_leak_verdicts,
     tool_once_verdicts,
 )
-from harness.observation import ChatResponse
-from harness.scenario import GatewayExpect, GatewayLimits
 from harness.tests.gateway_observations import (
     ANSWER,
     CHUNKS,
@@ -313,7 +313,7 @@ def test_a_script_longer_than_the_budget_is_judged() -> None:
 def test_agent_tools_answered_inside_adk_are_not_owed_to_the_tool_service() -> None:
     # A sub-agent used as a tool ("courier") is run by ADK itself: the tool service never
     # sees it, so only the tools the service serves are owed an execution.
-    from harness.checks.tools import tool_once_verdicts
+    from harness.suites.gateway.checks.tools import tool_once_verdicts
     from harness.tests.gateway_observations import LOOKUP, assert_fails, assert_passes
     from harness.tests.gateway_observations import model_call as call
     from harness.tests.gateway_observations import worked_example as example

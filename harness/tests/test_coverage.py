@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness.coverage import TABLE_END, TABLE_START, requirements_table, scenarios_by_requirement
 from harness.reference import CLIENT_INTENDED, INTENDED
-from harness.requirements import REGISTRY
+from harness.suites import REGISTRY
 from harness.verdicts import Level
 
 ROOT = Path(__file__).resolve().parents[2]

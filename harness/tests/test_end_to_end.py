@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.reference.mutants import BUGS, INTENDED
-from harness.requirements import REGISTRY
+from harness.suites import REGISTRY
 from harness.tests.conftest import require_module
 from harness.verdicts import Level
 

@@ -10,9 +10,8 @@ at its next write fails this when the model stalls, because then nothing is writ
 
 from __future__ import annotations
 
-from harness.checks.frames import from_violations
 from harness.observation import GatewayObservation
-from harness.requirements import not_applicable
+from harness.requirements import from_violations, not_applicable
 from harness.verdicts import Verdict
 
 MIN_BOUND = 0.5

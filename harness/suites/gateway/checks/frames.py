@@ -16,9 +16,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from harness.checks.reducer import replay
 from harness.observation import Frame, GatewayObservation
-from harness.requirements import judge, not_applicable
+from harness.requirements import from_violations, not_applicable
+from harness.suites.gateway.checks.reducer import replay
+from harness.texts import compress, short, squash
 from harness.verdicts import Verdict
 
 __all__ = [
@@ -33,29 +34,11 @@ __all__ = [
 
 FRAME_TYPES = ("delta", "message", "tool_call", "tool_result", "error", "done")
 TERMINAL = ("done", "error")
-MAX_LISTED = 3
-"""A failing verdict lists this many violations, then counts the rest."""
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 
 
 # --- shared helpers ----------------------------------------------------------------------------
-
-
-def squash(text: str) -> str:
-    """``text`` with all whitespace removed.
-
-    The seed: the settled text "may differ from the concatenated deltas in whitespace or chunk
-    boundaries", so text comparisons between deltas, messages and the model use this form.
-    """
-    return "".join(text.split())
-
-
-def short(text: str, limit: int = 60) -> str:
-    """A quoted, shortened rendering of ``text`` for messages."""
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return repr(text)
 
 
 def label(frame: Frame) -> str:
@@ -68,36 +51,6 @@ def payload_dict(frame: Frame) -> dict[str, Any] | None:
     """The frame's data as a JSON object, or ``None`` when it is not one."""
     value = frame.payload()
     return value if isinstance(value, dict) else None
-
-
-TIMES = "\u00d7"
-"""The multiplication sign of ``delta×3``."""  # noqa: RUF001
-
-
-def compress(tokens: Sequence[str], sep: str = " ", limit: int = 24) -> str:
-    """``tokens`` joined by ``sep`` with repeats counted: ``delta×3``, and a repeated group of
-    up to four tokens as ``(tool_call tool_result)×20``; at most ``limit`` items are shown."""  # noqa: RUF002
-    items: list[str] = []
-    i = 0
-    while i < len(tokens):
-        best_period, best_count = 1, 1
-        for period in range(1, 5):
-            unit = list(tokens[i : i + period])
-            if len(unit) < period:
-                break
-            count = 1
-            while list(tokens[i + count * period : i + (count + 1) * period]) == unit:
-                count += 1
-            if count > 1 and count * period > best_count * best_period:
-                best_period, best_count = period, count
-        unit = list(tokens[i : i + best_period])
-        text = unit[0] if best_period == 1 else f"({sep.join(unit)})"
-        items.append(text if best_count == 1 else f"{text}{TIMES}{best_count}")
-        i += best_period * best_count
-    if len(items) > limit:
-        half = limit // 2
-        items = [*items[:half], f"… {len(items) - 2 * half} more …", *items[-half:]]
-    return sep.join(items)
 
 
 def sequence(frames: Sequence[Frame]) -> str:
@@ -155,34 +108,6 @@ def no_frames(obs: GatewayObservation, requirement_id: str) -> list[Verdict] | N
     if obs.frames:
         return None
     return [not_applicable(requirement_id, "not judged: the stream carried no frame")]
-
-
-def from_violations(
-    requirement_id: str,
-    violations: Sequence[str],
-    *,
-    rule: str,
-    ok: str,
-    expected: Any = None,
-    observed: Any = None,
-) -> Verdict:
-    """One verdict: PASS with ``ok``, or FAIL / NON-STRICT listing the first violations.
-
-    A failing message starts with the requirement id, then what was seen, then the rule.
-    """
-    if not violations:
-        return judge(requirement_id, True, ok, expected=expected, observed=observed)
-    listed = "; ".join(violations[:MAX_LISTED])
-    more = len(violations) - MAX_LISTED
-    if more > 0:
-        listed += f"; and {more} more"
-    return judge(
-        requirement_id,
-        False,
-        f"{requirement_id}: {listed}. Rule: {rule}",
-        expected=expected,
-        observed=observed,
-    )
 
 
 def last_event(obs: GatewayObservation) -> str | None:

@@ -12,19 +12,17 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.checks.frames import (
-    from_violations,
+from harness.observation import Frame, GatewayObservation, ModelCall
+from harness.requirements import from_violations, not_applicable
+from harness.suites.gateway.checks.frames import (
     label,
     no_stream,
     payload_dict,
     sequence,
-    short,
-    squash,
     terminal_error_frame,
 )
-from harness.checks.reducer import Draft, replay
-from harness.observation import Frame, GatewayObservation, ModelCall
-from harness.requirements import not_applicable
+from harness.suites.gateway.checks.reducer import Draft, replay
+from harness.texts import short, squash
 from harness.verdicts import Verdict
 
 __all__ = ["answer_as_message_verdicts", "double_render_verdicts"]

@@ -13,12 +13,8 @@ process start, so a slow-booting runtime is not penalised for its boot.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from harness.requirements import CLIENT_SEED, Requirement, register
 from harness.verdicts import Level
-
-if TYPE_CHECKING:
-    from harness.requirements import Requirement
 
 __all__ = ["A2A_CLIENT"]
 
@@ -28,10 +24,6 @@ _REASSEMBLY = "Reassembling streamed artifacts"
 
 
 def _c(id: str, level: Level, statement: str, section: str) -> Requirement:
-    # Imported here: harness.requirements builds its registry from this module, so whichever
-    # of the two is imported first, Requirement exists by the time a rule is made.
-    from harness.requirements import CLIENT_SEED, Requirement
-
     return Requirement(
         id=id,
         level=level,
@@ -185,13 +177,7 @@ def _rules() -> list[Requirement]:
     ]
 
 
-def __getattr__(name: str) -> list[Requirement]:
-    """``A2A_CLIENT`` while this module is still being imported: when it is imported before
-    ``harness.requirements``, the registry asks for the rules before the line below has run."""
-    if name == "A2A_CLIENT":
-        return _rules()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 A2A_CLIENT: list[Requirement] = _rules()
 """Every A2A client requirement, in the order reports list them."""
+
+register(A2A_CLIENT)

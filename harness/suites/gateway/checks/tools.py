@@ -13,17 +13,10 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 
-from harness.checks.frames import (
-    compress,
-    ended_with_done,
-    from_violations,
-    label,
-    no_stream,
-    payload_dict,
-    short,
-)
 from harness.observation import Frame, GatewayObservation, ModelCall
-from harness.requirements import not_applicable
+from harness.requirements import from_violations, not_applicable
+from harness.suites.gateway.checks.frames import ended_with_done, label, no_stream, payload_dict
+from harness.texts import compress, short
 from harness.verdicts import Verdict
 
 __all__ = [

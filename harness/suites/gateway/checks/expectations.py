@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from harness.checks.frames import compress, ended_with_done, sequence
-from harness.checks.persistence import history_kinds
 from harness.observation import GatewayObservation
 from harness.patterns import matches
 from harness.requirements import expectation
+from harness.suites.gateway.checks.frames import ended_with_done, sequence
+from harness.suites.gateway.checks.persistence import history_kinds
+from harness.texts import compress
 from harness.verdicts import Kind, Level, Outcome, Verdict
 
 __all__ = ["gateway_expectation_verdicts"]

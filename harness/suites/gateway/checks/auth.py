@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.checks.frames import from_violations
 from harness.observation import AuthProbe, GatewayObservation
-from harness.requirements import not_applicable, skip
+from harness.requirements import from_violations, not_applicable, skip
 from harness.verdicts import Verdict
 
 __all__ = ["auth_verdicts", "history_isolation_verdicts"]

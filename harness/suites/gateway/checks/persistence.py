@@ -16,17 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from harness.checks.frames import (
-    compress,
-    from_violations,
-    label,
-    no_stream,
-    payload_dict,
-    short,
-    squash,
-)
 from harness.observation import GatewayObservation, ModelCall
-from harness.requirements import not_applicable, skip
+from harness.requirements import from_violations, not_applicable, skip
+from harness.suites.gateway.checks.frames import label, no_stream, payload_dict
+from harness.texts import compress, short, squash
 from harness.verdicts import Verdict
 
 __all__ = [

@@ -1,0 +1,175 @@
+"""The gateway requirements (``GW-…``), from the gateway seed (``000_08c89244bc50b181``): the
+typed SSE protocol, the client reducer, persistence and the failure modes. Registered in
+:data:`harness.requirements.REGISTRY` on import."""
+
+from __future__ import annotations
+
+from harness.requirements import GATEWAY_SEED, Requirement, register
+from harness.verdicts import Level
+
+__all__ = ["GATEWAY"]
+
+
+def _gw(id: str, level: Level, statement: str, section: str) -> Requirement:
+    return Requirement(
+        id=id, level=level, statement=statement, seed=GATEWAY_SEED, section=section, kind="gateway"
+    )
+
+
+MUST, SHOULD = Level.MUST, Level.SHOULD
+
+GATEWAY: list[Requirement] = [
+    _gw(
+        "GW-SSE-RESPONSE",
+        MUST,
+        "The chat endpoint answers 200 with Content-Type text/event-stream and a body that "
+        "parses as Server-Sent Events.",
+        "A gateway: Event to Server-Sent Events",
+    ),
+    _gw(
+        "GW-FRAME-TYPES",
+        MUST,
+        "Every frame is typed by event kind (delta, message, tool_call, tool_result, error, "
+        "done) and carries a JSON payload of that type's shape.",
+        "A gateway: Event to Server-Sent Events",
+    ),
+    _gw(
+        "GW-FRAME-ID-COUNTER",
+        MUST,
+        "Every frame carries an SSE id from the gateway's own counter: an integer that strictly "
+        "increases (gaps allowed), never an ADK event id; only a message and the tool_call sent "
+        "for the same event may share an id.",
+        "A gateway: Event to Server-Sent Events (the sequence id is the gateway's own counter)",
+    ),
+    _gw(
+        "GW-FRAME-ID-FRESH",
+        SHOULD,
+        "Each frame gets a fresh id, so ids strictly increase along the stream.",
+        "A gateway: Event to Server-Sent Events",
+    ),
+    _gw(
+        "GW-STREAM-TERMINAL",
+        MUST,
+        "The stream ends with a done or error frame, nothing follows done, and no draft is "
+        "left on screen when it ends.",
+        "A gateway: Event to Server-Sent Events; The client: append, then replace",
+    ),
+    _gw(
+        "GW-FRAME-SEQUENCE",
+        MUST,
+        "The frames of a turn follow the seed's order: tool_call then tool_result for each "
+        "tool step, and the deltas of streamed text before the message that settles them.",
+        "Worked example: one tool call, streamed",
+    ),
+    _gw(
+        "GW-NO-DOUBLE-RENDER",
+        MUST,
+        "Replaying the seed's reducer renders each answer once: deltas build the draft, the "
+        "message replaces it, and no text is appended twice.",
+        "The client: append, then replace; Failure modes: Double rendering",
+    ),
+    _gw(
+        "GW-ANSWER-AS-MESSAGE",
+        MUST,
+        "Every model text that completes without an error code reaches the browser as one "
+        "message frame from its author whose text is the aggregate, equal to the deltas "
+        "before it up to whitespace and chunk boundaries.",
+        "Inside SSE mode: chunk, partial, aggregate, persist",
+    ),
+    _gw(
+        "GW-FINAL-FLAG",
+        MUST,
+        "A message's final flag is the event's finalResponse(): false for text that comes with "
+        "a function call, true for an answer, so a client decides per author and per turn.",
+        "The fields that matter while streaming; Failure modes: Treating stream completion as "
+        "the answer",
+    ),
+    _gw(
+        "GW-TOOL-CALL-FROM-AGGREGATE",
+        MUST,
+        "tool_call frames come only from aggregated (non-partial) events: one per aggregated "
+        "function-call event, naming its calls.",
+        "Inside SSE mode; Failure modes: Acting on partial function calls",
+    ),
+    _gw(
+        "GW-TOOL-ONCE",
+        MUST,
+        "Each aggregated function call executes its tool exactly once; nothing acts on "
+        "partial function calls.",
+        "Worked example: one tool call, streamed; Failure modes: Acting on partial function calls",
+    ),
+    _gw(
+        "GW-NO-TOOL-LEAK",
+        MUST,
+        "Tool payloads never reach the browser: tool results are summarised, and no frame "
+        "carries data from a function response.",
+        "Failure modes: Leaking tool payloads",
+    ),
+    _gw(
+        "GW-PERSIST-AGGREGATES",
+        MUST,
+        "The session stores the user message and aggregated events only (function call, "
+        "function response, final text, error events), never a partial chunk; a declared "
+        "history endpoint that cannot be read fails the persistence requirements.",
+        "Inside SSE mode: chunk, partial, aggregate, persist; What to do next 5",
+    ),
+    _gw(
+        "GW-PERSIST-MATCHES-MESSAGE",
+        MUST,
+        "The stored final text equals the text of the message frame: frame 6 is what was said.",
+        "Worked example: one tool call, streamed",
+    ),
+    _gw(
+        "GW-LLM-BUDGET",
+        MUST,
+        "A runaway tool loop is stopped by an LLM-call budget suited to an interactive request.",
+        "Failure modes: Runaway loops; What to do next 4",
+    ),
+    _gw(
+        "GW-ERROR-EVENT",
+        MUST,
+        "An event that carries an error code becomes an error frame, even when the run then "
+        "completes normally.",
+        "Failure modes: Errors that are events",
+    ),
+    _gw(
+        "GW-ERROR-FRAME",
+        MUST,
+        "A run that fails (a model error before or during the stream, an exception, a run "
+        "stopped by its LLM-call budget) ends with an error frame, never a hang or a bare done.",
+        "A gateway: Event to Server-Sent Events",
+    ),
+    _gw(
+        "GW-NO-HALF-RECORD",
+        MUST,
+        "When the answer's stream breaks, the deltas received so far stay a draft: no half "
+        "message is stored as the record.",
+        "Inside SSE mode (never treat client-side accumulated deltas as the record); "
+        "Worked example (reload after frame 5)",
+    ),
+    _gw(
+        "GW-DISPOSE",
+        MUST,
+        "When the browser goes away, the gateway disposes the run: its model stream closes "
+        "and no further model or tool call starts within a bound, even while no bytes flow.",
+        "Failure modes: Orphaned runs; A gateway: Event to Server-Sent Events (disposal)",
+    ),
+    _gw(
+        "GW-AUTH",
+        SHOULD,
+        "The gateway authenticates the user: a chat or history request without a valid "
+        "bearer token gets 401.",
+        "A gateway: Event to Server-Sent Events (an endpoint that authenticates the user)",
+    ),
+    _gw(
+        "GW-HISTORY-ISOLATION",
+        SHOULD,
+        "The gateway owns the session ids: one user cannot read another user's history.",
+        "A gateway: Event to Server-Sent Events (owns the session ids)",
+    ),
+]
+
+
+"""Every gateway requirement, in the order reports list them."""
+
+register(GATEWAY)
