@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from harness.fakes.model import FakeModel
     from harness.fakes.tools import FakeTools
-    from harness.observation import (
+    from harness.requirements import Requirement
+    from harness.runner import GatewayEnvironment
+    from harness.runner_a2a import A2AClientEnvironment
+    from harness.suites import REGISTRY
+    from harness.suites.a2a_client.checks import check_a2a_client
+    from harness.suites.a2a_client.observation import A2AClientObservation
+    from harness.suites.a2a_client.scenario import A2AClientScenario
+    from harness.suites.a2a_client.target import ClientTarget, load_client_target
+    from harness.suites.gateway.checks import check_gateway
+    from harness.suites.gateway.observation import (
         AuthProbe,
         ChatResponse,
         Frame,
@@ -20,49 +29,41 @@ if TYPE_CHECKING:
         ModelCall,
         ToolCall,
     )
-    from harness.observation_a2a import A2AClientObservation
-    from harness.requirements import Requirement
-    from harness.runner import GatewayEnvironment
-    from harness.runner_a2a import A2AClientEnvironment
-    from harness.scenario import GatewayScenario, ScenarioError, load_scenarios, parse_scenarios
-    from harness.scenario_a2a import A2AClientScenario
-    from harness.suites import REGISTRY
-    from harness.suites.a2a_client.checks import check_a2a_client
-    from harness.suites.gateway.checks import check_gateway
-    from harness.targets.client import ClientTarget, load_client_target
-    from harness.targets.gateway import GatewayTarget, load_target
+    from harness.suites.gateway.scenario import GatewayScenario
+    from harness.suites.gateway.target import GatewayTarget, load_target
+    from harness.suites.loading import ScenarioError, load_scenarios, parse_scenarios
     from harness.verdicts import Level, Outcome, Verdict
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
     "A2AClientEnvironment": "harness.runner_a2a",
-    "A2AClientObservation": "harness.observation_a2a",
-    "A2AClientScenario": "harness.scenario_a2a",
-    "ClientTarget": "harness.targets.client",
+    "A2AClientObservation": "harness.suites.a2a_client.observation",
+    "A2AClientScenario": "harness.suites.a2a_client.scenario",
+    "ClientTarget": "harness.suites.a2a_client.target",
     "check_a2a_client": "harness.suites.a2a_client.checks",
-    "load_client_target": "harness.targets.client",
-    "AuthProbe": "harness.observation",
-    "ChatResponse": "harness.observation",
+    "load_client_target": "harness.suites.a2a_client.target",
+    "AuthProbe": "harness.suites.gateway.observation",
+    "ChatResponse": "harness.suites.gateway.observation",
     "FakeModel": "harness.fakes.model",
     "FakeTools": "harness.fakes.tools",
-    "Frame": "harness.observation",
+    "Frame": "harness.suites.gateway.observation",
     "GatewayEnvironment": "harness.runner",
-    "GatewayObservation": "harness.observation",
-    "GatewayScenario": "harness.scenario",
-    "GatewayTarget": "harness.targets.gateway",
+    "GatewayObservation": "harness.suites.gateway.observation",
+    "GatewayScenario": "harness.suites.gateway.scenario",
+    "GatewayTarget": "harness.suites.gateway.target",
     "Level": "harness.verdicts",
-    "ModelCall": "harness.observation",
+    "ModelCall": "harness.suites.gateway.observation",
     "Outcome": "harness.verdicts",
     "REGISTRY": "harness.suites",
     "Requirement": "harness.requirements",
-    "ScenarioError": "harness.scenario",
-    "ToolCall": "harness.observation",
+    "ScenarioError": "harness.suites.loading",
+    "ToolCall": "harness.suites.gateway.observation",
     "Verdict": "harness.verdicts",
     "check_gateway": "harness.checks",
-    "load_scenarios": "harness.scenario",
-    "load_target": "harness.targets.gateway",
-    "parse_scenarios": "harness.scenario",
+    "load_scenarios": "harness.suites.loading",
+    "load_target": "harness.suites.gateway.target",
+    "parse_scenarios": "harness.suites.loading",
 }
 
 __all__ = [

@@ -71,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "mutants":
         return _mutants(args)
     if args.command == "schema":
-        from harness.scenario import GatewayScenario
+        from harness.suites.gateway.scenario import GatewayScenario
 
         print(json.dumps(GatewayScenario.model_json_schema(), indent=2))
         return EXIT_OK
@@ -106,7 +106,7 @@ def _print_counts(results: Path) -> None:
 
 
 def _validate(paths: Sequence[str]) -> int:
-    from harness.scenario import ScenarioError, load_scenarios
+    from harness.suites.loading import ScenarioError, load_scenarios
 
     files, missing = _scenario_files(paths)
     errors = [f"{m}: no such file or folder" for m in missing]
@@ -142,9 +142,9 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     if args.target is not None:
         from harness.reporting import target_kind
-        from harness.targets.client import load_client_target
+        from harness.suites.a2a_client.target import load_client_target
+        from harness.suites.gateway.target import load_target
         from harness.targets.errors import TargetConfigError
-        from harness.targets.gateway import load_target
 
         try:
             if target_kind(args.target) == "a2a-client":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from harness.scenario import ScenarioError, load_scenarios
+from harness.suites.loading import ScenarioError, load_scenarios
 
 
 def scenarios_by_requirement(paths: Iterable[str | Path]) -> dict[str, list[str]]:

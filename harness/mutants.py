@@ -208,7 +208,7 @@ def default_suites() -> list[Suite]:
     suites = [Suite("gateway", (str(ROOT / "scenarios" / "gateway"),), None, dict(INTENDED))]
     try:
         from harness.reference.client_mutants import INTENDED as CLIENT_INTENDED
-        from harness.targets.client import DEFAULT_CLIENT_TARGET
+        from harness.suites.a2a_client.target import DEFAULT_CLIENT_TARGET
     except ImportError:  # pragma: no cover - the client path is optional in old checkouts
         return suites
     suites.append(

@@ -19,7 +19,7 @@ import pytest
 
 if TYPE_CHECKING:
     from harness.reporting import HarnessSession
-    from harness.scenario import LoadedScenario
+    from harness.suites.loading import LoadedScenario
 
 _SESSION_KEY: pytest.StashKey[HarnessSession] = pytest.StashKey()
 
@@ -101,8 +101,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 class ScenarioFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        from harness.scenario import ScenarioError, load_scenarios
         from harness.suites import REGISTRY
+        from harness.suites.loading import ScenarioError, load_scenarios
 
         try:
             loaded = load_scenarios(self.path)

@@ -21,12 +21,12 @@ import yaml
 from harness.capabilities import ScenarioSkipped
 from harness.durations import DEFAULT_TIME_SCALE
 from harness.loop import BackgroundLoop
-from harness.observation import GatewayObservation
 from harness.reference.mutants import BUGS as GATEWAY_BUGS
 from harness.runner import GatewayEnvironment
 from harness.suites import REGISTRY
+from harness.suites.gateway.observation import GatewayObservation
+from harness.suites.gateway.target import load_target
 from harness.targets.errors import TargetConfigError, TargetError
-from harness.targets.gateway import load_target
 from harness.verdicts import Kind, Outcome, Verdict
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class HarnessSession:
             )
         from harness.reference.client_mutants import BUGS as CLIENT_BUGS
         from harness.runner_a2a import A2AClientEnvironment
-        from harness.targets.client import load_client_target
+        from harness.suites.a2a_client.target import load_client_target
 
         bug = self.bug if self.bug in CLIENT_BUGS else None
         return A2AClientEnvironment(

@@ -21,15 +21,16 @@ import aiohttp
 from harness.capabilities import GATEWAY_CAPABILITIES, ScenarioSkipped, missing_reason
 from harness.durations import TimeScale
 from harness.fakes.model import FakeModel
+from harness.fakes.records import MARKER_PLACEHOLDER
 from harness.fakes.tools import FakeTools
 from harness.faults.proxy import InlineProxy
-from harness.observation import AuthProbe, ChatResponse, Frame, GatewayObservation
-from harness.scenario import MARKER_PLACEHOLDER, GatewayScenario
 from harness.sse import Decoder
 from harness.suites.gateway.checks import check_gateway
 from harness.suites.gateway.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
+from harness.suites.gateway.observation import AuthProbe, ChatResponse, Frame, GatewayObservation
+from harness.suites.gateway.scenario import GatewayScenario
+from harness.suites.gateway.target import GatewayTarget, RunningGateway, start_gateway
 from harness.targets.errors import TargetConfigError, TargetError
-from harness.targets.gateway import GatewayTarget, RunningGateway, start_gateway
 from harness.verdicts import Verdict
 
 CONTRACT_TOOL = "lookupOrder"

@@ -4,7 +4,7 @@
 the ``a2a`` link (the fault proxy) in front of it. :meth:`A2AClientEnvironment.run` loads one
 scenario into both (the script into the fake, the fault plan into the link), runs the client
 command once (and again for a follow-up turn), and records everything into an
-:class:`~harness.observation_a2a.A2AClientObservation`. Its interface matches
+:class:`~harness.suites.a2a_client.observation.A2AClientObservation`. Its interface matches
 :class:`~harness.runner.GatewayEnvironment`, so the plugin and the CLI dispatch on the
 scenario's kind::
 
@@ -26,12 +26,12 @@ from harness.capabilities import CLIENT_CAPABILITIES, ScenarioSkipped, missing_r
 from harness.durations import TimeScale
 from harness.fakes.a2a import RPC_PATH, FakeA2AServer
 from harness.faults.proxy import InlineProxy
-from harness.observation_a2a import A2AClientObservation, ServerArtifact, ServerTask
 from harness.protocol import a2a
-from harness.scenario_a2a import A2AClientScenario
 from harness.suites.a2a_client.checks import check_a2a_client
-from harness.targets.client import ClientTarget, run_client_turn
-from harness.targets.client_result import ClientRun
+from harness.suites.a2a_client.observation import A2AClientObservation, ServerArtifact, ServerTask
+from harness.suites.a2a_client.result import ClientRun
+from harness.suites.a2a_client.scenario import A2AClientScenario
+from harness.suites.a2a_client.target import ClientTarget, run_client_turn
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.verdicts import Verdict
 

@@ -39,12 +39,13 @@ from typing import Any
 from aiohttp import web
 
 from harness.durations import TimeScale
+from harness.fakes.records import ModelCall
 from harness.fakes.serving import serve
-from harness.observation import ModelCall
 from harness.protocol import gemini
-from harness.scenario import ModelTurn
+from harness.protocol.gemini import ModelTurn
 
-__all__ = ["FakeModel"]
+__all__ = ["FakeModel", "ModelCall"]
+
 
 _POLL = 0.02
 """Seconds between checks of the caller's connection while a delay runs."""

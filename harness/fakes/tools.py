@@ -16,11 +16,10 @@ from typing import Any
 
 from aiohttp import web
 
+from harness.fakes.records import MARKER_PLACEHOLDER, ToolCall
 from harness.fakes.serving import serve
-from harness.observation import ToolCall
-from harness.scenario import MARKER_PLACEHOLDER
 
-__all__ = ["FakeTools", "substitute_marker"]
+__all__ = ["MARKER_PLACEHOLDER", "FakeTools", "ToolCall", "substitute_marker"]
 
 
 def substitute_marker(value: Any, marker: str) -> Any:

@@ -32,15 +32,108 @@ import re
 import secrets
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from harness.scenario import (
-    CallChunk,
-    ErrorChunk,
-    GoogleError,
-    ModelTurn,
-    TextChunk,
-)
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from harness.durations import Duration
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --- a model turn: what the fake model answers to one call ----------------------------------------
+
+
+class GoogleError(_Model):
+    """A Google API error body: ``{"error": {"code", "message", "status"}}``."""
+
+    code: int = Field(503, ge=400, le=599)
+    status: str = "UNAVAILABLE"
+    message: str = "The model is overloaded."
+
+
+class FunctionCall(_Model):
+    name: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class TextChunk(_Model):
+    text: str
+    delay: Duration | None = None
+    """Wait before this chunk (overrides the turn's ``chunk_delay``)."""
+
+
+class CallChunk(_Model):
+    function_call: FunctionCall
+    delay: Duration | None = None
+
+
+class ErrorChunk(_Model):
+    """A ``data: {"error": ...}`` line in the middle of the stream."""
+
+    error: GoogleError
+    delay: Duration | None = None
+
+
+def _chunk_shorthand(value: Any) -> Any:
+    return {"text": value} if isinstance(value, str) else value
+
+
+Chunk = Annotated[TextChunk | CallChunk | ErrorChunk, BeforeValidator(_chunk_shorthand)]
+
+FinishReason = Literal["STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER"]
+
+
+class ModelTurn(_Model):
+    """What the fake model answers to one call. Turns are consumed one per model call."""
+
+    chunks: tuple[Chunk, ...] = ()
+    finish_reason: FinishReason | None = "STOP"
+    """Put on the last chunk; ``null`` makes the stream end without one."""
+    chunk_delay: Duration = 0.0
+    """Wait before every chunk, unless the chunk sets its own ``delay``."""
+    http_error: GoogleError | None = None
+    """Answer with this error status and body instead of a stream."""
+    times: int | Literal["forever"] = 1
+    """How many consecutive model calls this turn answers (``forever``: a runaway loop)."""
+    agent: str | None = Field(None, min_length=1)
+    """The agent that must make this call (e.g. the sub-agent ``billing`` after a transfer).
+    When another agent makes it, the scenario's ``model`` expectation fails: the topology it
+    needs did not run. ``None``: any agent."""
+
+    @field_validator("times")
+    @classmethod
+    def _positive(cls, v: int | str) -> int | str:
+        if isinstance(v, int) and v < 1:
+            raise ValueError("times must be at least 1 (or 'forever')")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ModelTurn:
+        if self.http_error is not None and self.chunks:
+            raise ValueError("a turn with http_error sends no chunks; remove one of the two")
+        if self.http_error is None and not self.chunks:
+            raise ValueError("a turn needs chunks or an http_error")
+        for i, chunk in enumerate(self.chunks[:-1]):
+            if isinstance(chunk, ErrorChunk):
+                raise ValueError(f"chunks[{i}]: an error chunk ends the stream; it must be last")
+        return self
+
+    @property
+    def text(self) -> str:
+        return "".join(c.text for c in self.chunks if isinstance(c, TextChunk))
+
+    @property
+    def function_calls(self) -> tuple[FunctionCall, ...]:
+        return tuple(c.function_call for c in self.chunks if isinstance(c, CallChunk))
+
+    @property
+    def mid_stream_error(self) -> GoogleError | None:
+        last = self.chunks[-1] if self.chunks else None
+        return last.error if isinstance(last, ErrorChunk) else None
+
 
 Method = Literal["streamGenerateContent", "generateContent"]
 

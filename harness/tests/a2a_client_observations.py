@@ -23,9 +23,9 @@ from harness.fakes.a2a.ledger import (
 )
 from harness.faults.plan import Fault
 from harness.faults.records import FaultRef, LinkEvent
-from harness.observation_a2a import A2AClientObservation
-from harness.scenario_a2a import A2AClientExpect
-from harness.targets.client_result import ClientFailure, ClientResult, ClientRun, ResultArtifact
+from harness.suites.a2a_client.observation import A2AClientObservation
+from harness.suites.a2a_client.result import ClientFailure, ClientResult, ClientRun, ResultArtifact
+from harness.suites.a2a_client.scenario import A2AClientExpect
 from harness.verdicts import Outcome, Verdict
 
 TASK, CTX = "t-81", "c-12"

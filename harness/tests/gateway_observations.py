@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from harness.observation import (
+from harness.suites.gateway.observation import (
     AuthProbe,
     ChatResponse,
     Frame,
@@ -20,7 +20,7 @@ from harness.observation import (
     ModelCall,
     ToolCall,
 )
-from harness.scenario import GatewayExpect
+from harness.suites.gateway.scenario import GatewayExpect
 from harness.verdicts import Outcome, Verdict
 
 MARKER = "sp-secret-3b9f1c"

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from harness.observation_a2a import A2AClientObservation
-from harness.scenario_a2a import A2AClientExpect
 from harness.suites import REGISTRY
 from harness.suites.a2a_client.checks import (
     A2A_CLIENT_CHECKS,
@@ -33,8 +31,10 @@ from harness.suites.a2a_client.checks import (
     status_verdicts,
     structured_verdicts,
 )
+from harness.suites.a2a_client.observation import A2AClientObservation
 from harness.suites.a2a_client.requirements import A2A_CLIENT
-from harness.targets.client_result import ClientFailure, ClientResult
+from harness.suites.a2a_client.result import ClientFailure, ClientResult
+from harness.suites.a2a_client.scenario import A2AClientExpect
 from harness.tests.a2a_client_observations import (
     CTX,
     FIRST_STREAM,

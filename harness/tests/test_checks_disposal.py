@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from harness.observation import ChatResponse, ModelCall
-from harness.scenario import GatewayLimits
 from harness.suites.gateway.checks.disposal import dispose_verdicts
+from harness.suites.gateway.observation import ChatResponse, ModelCall
+from harness.suites.gateway.scenario import GatewayLimits
 from harness.tests.gateway_observations import (
     CHUNKS,
     assert_not_applicable,

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.observation import ChatResponse, GatewayObservation
 from harness.suites.gateway.checks.errors import error_event_verdicts, error_frame_verdicts
+from harness.suites.gateway.observation import ChatResponse, GatewayObservation
 from harness.tests.gateway_observations import (
     DONE,
     LEGITIMATE,

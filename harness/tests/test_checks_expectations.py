@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.scenario import GatewayExpect
 from harness.suites.gateway.checks.expectations import gateway_expectation_verdicts
+from harness.suites.gateway.scenario import GatewayExpect
 from harness.tests.gateway_observations import (
     CHUNKS,
     DONE,

@@ -6,8 +6,6 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.observation import ChatResponse, Frame, GatewayObservation
-from harness.scenario import GatewayExpect, GatewayLimits
 from harness.suites.gateway.checks.frames import (
     compress,
     frame_id_counter_verdicts,
@@ -19,6 +17,8 @@ from harness.suites.gateway.checks.frames import (
     sse_response_verdicts,
     stream_terminal_verdicts,
 )
+from harness.suites.gateway.observation import ChatResponse, Frame, GatewayObservation
+from harness.suites.gateway.scenario import GatewayExpect, GatewayLimits
 from harness.tests.gateway_observations import (
     ANSWER,
     CHUNKS,

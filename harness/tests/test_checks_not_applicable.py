@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.observation import ChatResponse, GatewayObservation
 from harness.suites.gateway.checks import GATEWAY_CHECKS, GatewayCheck
+from harness.suites.gateway.observation import ChatResponse, GatewayObservation
 from harness.tests.gateway_observations import DONE, frames, observation
 from harness.verdicts import Outcome
 

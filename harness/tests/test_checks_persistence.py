@@ -6,8 +6,6 @@ from typing import Any
 
 import pytest
 
-from harness.observation import ChatResponse, GatewayObservation
-from harness.scenario import GatewayExpect
 from harness.suites.gateway.checks.persistence import (
     event_text,
     history_kind,
@@ -16,6 +14,8 @@ from harness.suites.gateway.checks.persistence import (
     persist_aggregates_verdicts,
     persist_matches_message_verdicts,
 )
+from harness.suites.gateway.observation import ChatResponse, GatewayObservation
+from harness.suites.gateway.scenario import GatewayExpect
 from harness.tests.gateway_observations import (
     CHUNKS,
     DONE,

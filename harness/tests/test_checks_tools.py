@@ -6,8 +6,6 @@ import json
 
 import pytest
 
-from harness.observation import ChatResponse
-from harness.scenario import GatewayExpect, GatewayLimits
 from harness.suites.gateway.checks.frames import stream_terminal_verdicts
 from harness.suites.gateway.checks.tools import (
     llm_budget_verdicts,
@@ -15,6 +13,8 @@ from harness.suites.gateway.checks.tools import (
     tool_leak_verdicts,
     tool_once_verdicts,
 )
+from harness.suites.gateway.observation import ChatResponse
+from harness.suites.gateway.scenario import GatewayExpect, GatewayLimits
 from harness.tests.gateway_observations import (
     ANSWER,
     CHUNKS,

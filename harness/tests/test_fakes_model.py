@@ -21,9 +21,9 @@ from google import genai
 from google.genai import errors, types
 
 from harness.fakes.model import FakeModel
-from harness.observation import ModelCall
 from harness.protocol import gemini
-from harness.scenario import ModelTurn
+from harness.protocol.gemini import ModelTurn
+from harness.suites.gateway.observation import ModelCall
 
 MODEL = "gemini-2.5-flash"
 STREAM_PATH = f"/v1beta/models/{MODEL}:streamGenerateContent?alt=sse"

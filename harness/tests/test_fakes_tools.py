@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 
+from harness.fakes.records import MARKER_PLACEHOLDER
 from harness.fakes.tools import FakeTools, substitute_marker
-from harness.observation import ToolCall
-from harness.scenario import MARKER_PLACEHOLDER
+from harness.suites.gateway.observation import ToolCall
 
 MARKER = "sp-secret-7f3a"
 

@@ -17,9 +17,9 @@ import yaml
 
 from harness.reference.client_mutants import BUGS, INTENDED, SHOWCASE
 from harness.runner_a2a import A2AClientEnvironment, A2AClientScenarioResult
-from harness.scenario_a2a import A2AClientScenario
 from harness.suites import REGISTRY
-from harness.targets.client import ClientTarget, load_client_target
+from harness.suites.a2a_client.scenario import A2AClientScenario
+from harness.suites.a2a_client.target import ClientTarget, load_client_target
 from harness.verdicts import Kind, Level, Outcome
 
 SCALE = 0.1

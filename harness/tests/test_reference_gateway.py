@@ -35,6 +35,7 @@ except ImportError as exc:  # pragma: no cover - the reference needs google-adk
 
 from harness.fakes.model import FakeModel
 from harness.fakes.tools import FakeTools
+from harness.protocol.gemini import ModelTurn
 from harness.reference.gateway import (
     ConfigError,
     Settings,
@@ -44,7 +45,6 @@ from harness.reference.gateway import (
 )
 from harness.reference.gateway import Gateway as GatewayApp
 from harness.reference.mutants import BUGS
-from harness.scenario import ModelTurn
 
 REPO = Path(__file__).resolve().parents[2]
 ALICE = {"Authorization": "Bearer alice-token"}

@@ -4,15 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario import (
-    CallChunk,
-    ErrorChunk,
-    GatewayScenario,
-    ScenarioError,
-    TextChunk,
-    load_scenarios,
-    parse_scenarios,
-)
+from harness.protocol.gemini import CallChunk, ErrorChunk, TextChunk
+from harness.suites.gateway.scenario import GatewayScenario
+from harness.suites.loading import ScenarioError, load_scenarios, parse_scenarios
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 

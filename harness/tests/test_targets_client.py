@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from harness.reference.client_mutants import BUGS, INTENDED
-from harness.targets.client import (
+from harness.suites.a2a_client.result import ClientRun, looks_like_result, parse_result_line
+from harness.suites.a2a_client.target import (
     DEFAULT_CLIENT_TARGET,
     ClientTarget,
     client_environment,
     load_client_target,
     run_client_turn,
 )
-from harness.targets.client_result import ClientRun, looks_like_result, parse_result_line
 from harness.targets.errors import TargetConfigError
 
 RESULT = {

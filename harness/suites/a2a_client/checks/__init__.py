@@ -1,5 +1,6 @@
-"""A2A client checks: pure functions from an :class:`~harness.observation_a2a.A2AClientObservation`
-to verdicts, one verdict per ``A2A-C-…`` requirement (``harness.requirements_a2a``).
+"""A2A client checks: pure functions from an
+:class:`~harness.suites.a2a_client.observation.A2AClientObservation` to verdicts, one verdict per
+``A2A-C-…`` requirement (:mod:`harness.suites.a2a_client.requirements`).
 
 They judge the client by the seed's own rules (seed ``001_a4aab3267c38e4f0``, "A2A Client
 Streaming Recipe"), no stricter: whatever the recipe legitimately does passes. Where the
@@ -17,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from harness.observation_a2a import A2AClientObservation
 from harness.suites.a2a_client.checks.artifacts import (
     artifacts_complete_verdicts,
     gap_verdicts,
@@ -51,6 +51,7 @@ from harness.suites.a2a_client.checks.recovery import (
 from harness.suites.a2a_client.checks.turns import (
     MIN_SLACK_S,
 )
+from harness.suites.a2a_client.observation import A2AClientObservation
 from harness.verdicts import Verdict
 
 __all__ = [

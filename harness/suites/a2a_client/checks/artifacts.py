@@ -8,9 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from harness.fakes.a2a.ledger import TaskEventRecord
-from harness.observation_a2a import A2AClientObservation
 from harness.requirements import from_violations
-from harness.scenario_a2a import ResultExpect
 from harness.suites.a2a_client.checks.exchanges import (
     artifact_chunks,
     replay_artifacts,
@@ -25,6 +23,8 @@ from harness.suites.a2a_client.checks.turns import (
     _Turn,
     _turns,
 )
+from harness.suites.a2a_client.observation import A2AClientObservation
+from harness.suites.a2a_client.scenario import ResultExpect
 from harness.verdicts import Verdict
 
 # --- artifacts ---------------------------------------------------------------------------------

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from harness.observation_a2a import A2AClientObservation
 from harness.requirements import from_violations, judge
 from harness.suites.a2a_client.checks.exchanges import (
     state_at,
@@ -18,6 +17,7 @@ from harness.suites.a2a_client.checks.turns import (
     _turns,
     slack,
 )
+from harness.suites.a2a_client.observation import A2AClientObservation
 from harness.verdicts import Verdict
 
 # --- A2A-C-RESULT, A2A-C-COMPLETE-ONCE ---------------------------------------------------------

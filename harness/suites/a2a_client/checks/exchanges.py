@@ -25,9 +25,9 @@ from typing import Final
 
 from harness.fakes.a2a.ledger import RequestRecord, SentFrame, TaskEventRecord
 from harness.faults.records import LinkEvent
-from harness.observation_a2a import A2AClientObservation
 from harness.protocol.a2a import INTERRUPTED_STATES, TERMINAL_STATES, Op, op_of
-from harness.targets.client_result import ClientRun
+from harness.suites.a2a_client.observation import A2AClientObservation
+from harness.suites.a2a_client.result import ClientRun
 
 __all__ = [
     "DONE_STATES",

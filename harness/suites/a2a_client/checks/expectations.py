@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.observation_a2a import A2AClientObservation
 from harness.requirements import expectation
-from harness.scenario_a2a import ResultExpect, canonical_method, ledger_matches
 from harness.suites.a2a_client.checks.artifacts import _ArtifactView, _expect_for
 from harness.suites.a2a_client.checks.turns import _label, _shorten, _status, _Turn, _turns
+from harness.suites.a2a_client.observation import A2AClientObservation
+from harness.suites.a2a_client.scenario import ResultExpect, canonical_method, ledger_matches
 from harness.verdicts import Verdict
 
 # --- the scenario's own expectations ----------------------------------------------------------

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-from harness.observation_a2a import A2AClientObservation
 from harness.requirements import from_violations
-from harness.scenario_a2a import canonical_method
 from harness.suites.a2a_client.checks.exchanges import (
     INTERRUPTED,
 )
@@ -19,6 +17,8 @@ from harness.suites.a2a_client.checks.turns import (
     _turns,
     slack,
 )
+from harness.suites.a2a_client.observation import A2AClientObservation
+from harness.suites.a2a_client.scenario import canonical_method
 from harness.verdicts import Verdict
 
 # --- status mapping ----------------------------------------------------------------------------

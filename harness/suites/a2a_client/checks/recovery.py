@@ -3,7 +3,6 @@ to a finished task (-NO-RESUBSCRIBE-DONE) and recovery within the idle limit (-R
 
 from __future__ import annotations
 
-from harness.observation_a2a import A2AClientObservation
 from harness.requirements import from_violations
 from harness.suites.a2a_client.checks.exchanges import (
     DONE_STATES,
@@ -19,6 +18,7 @@ from harness.suites.a2a_client.checks.turns import (
     _turns,
     slack,
 )
+from harness.suites.a2a_client.observation import A2AClientObservation
 from harness.verdicts import Verdict
 
 # --- A2A-C-SNAPSHOT-FIRST, A2A-C-NO-RESUBSCRIBE-DONE -------------------------------------------

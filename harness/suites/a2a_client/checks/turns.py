@@ -7,9 +7,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from harness.fakes.a2a.ledger import TaskEventRecord
-from harness.observation_a2a import A2AClientObservation
 from harness.requirements import not_applicable
-from harness.scenario_a2a import canonical_method
 from harness.suites.a2a_client.checks.exchanges import (
     DONE_STATES,
     Exchange,
@@ -19,7 +17,9 @@ from harness.suites.a2a_client.checks.exchanges import (
     turn_exchanges,
     turn_task,
 )
-from harness.targets.client_result import ClientResult, ClientRun
+from harness.suites.a2a_client.observation import A2AClientObservation
+from harness.suites.a2a_client.result import ClientResult, ClientRun
+from harness.suites.a2a_client.scenario import canonical_method
 from harness.verdicts import Verdict
 
 MIN_SLACK_S: Final = 0.25

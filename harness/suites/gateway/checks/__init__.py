@@ -1,5 +1,6 @@
-"""Gateway checks: pure functions from a :class:`~harness.observation.GatewayObservation` to
-verdicts, each tied to a requirement of the registry (``harness.requirements``).
+"""Gateway checks: pure functions from a
+:class:`~harness.suites.gateway.observation.GatewayObservation` to verdicts, each tied to a
+requirement of the registry (:mod:`harness.suites.gateway.requirements`).
 
 Users who collect frames, a history and the fakes' records by other means can build an
 observation themselves and call :func:`check_gateway`, or any single check.
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.observation import GatewayObservation
 from harness.suites.gateway.checks.auth import auth_verdicts, history_isolation_verdicts
 from harness.suites.gateway.checks.disposal import dispose_verdicts
 from harness.suites.gateway.checks.errors import error_event_verdicts, error_frame_verdicts
@@ -40,6 +40,7 @@ from harness.suites.gateway.checks.tools import (
     tool_leak_verdicts,
     tool_once_verdicts,
 )
+from harness.suites.gateway.observation import GatewayObservation
 from harness.verdicts import Verdict
 
 __all__ = [

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.observation import AuthProbe, GatewayObservation
 from harness.requirements import from_violations, not_applicable, skip
+from harness.suites.gateway.observation import AuthProbe, GatewayObservation
 from harness.verdicts import Verdict
 
 __all__ = ["auth_verdicts", "history_isolation_verdicts"]

@@ -10,8 +10,8 @@ at its next write fails this when the model stalls, because then nothing is writ
 
 from __future__ import annotations
 
-from harness.observation import GatewayObservation
 from harness.requirements import from_violations, not_applicable
+from harness.suites.gateway.observation import GatewayObservation
 from harness.verdicts import Verdict
 
 MIN_BOUND = 0.5

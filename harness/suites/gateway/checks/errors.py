@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.observation import GatewayObservation, ModelCall
 from harness.requirements import from_violations, info, not_applicable
 from harness.suites.gateway.checks.frames import label, left_early, no_stream, sequence
+from harness.suites.gateway.observation import GatewayObservation, ModelCall
 from harness.verdicts import Verdict
 
 __all__ = ["error_event_verdicts", "error_frame_verdicts"]

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from harness.observation import GatewayObservation
 from harness.patterns import matches
 from harness.requirements import expectation
 from harness.suites.gateway.checks.frames import ended_with_done, sequence
 from harness.suites.gateway.checks.persistence import history_kinds
+from harness.suites.gateway.observation import GatewayObservation
 from harness.texts import compress
 from harness.verdicts import Kind, Level, Outcome, Verdict
 

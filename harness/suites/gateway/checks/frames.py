@@ -16,9 +16,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from harness.observation import Frame, GatewayObservation
 from harness.requirements import from_violations, not_applicable
 from harness.suites.gateway.checks.reducer import replay
+from harness.suites.gateway.observation import Frame, GatewayObservation
 from harness.texts import compress, short, squash
 from harness.verdicts import Verdict
 

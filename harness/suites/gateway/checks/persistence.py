@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from harness.observation import GatewayObservation, ModelCall
 from harness.requirements import from_violations, not_applicable, skip
 from harness.suites.gateway.checks.frames import label, no_stream, payload_dict
+from harness.suites.gateway.observation import GatewayObservation, ModelCall
 from harness.texts import compress, short, squash
 from harness.verdicts import Verdict
 

@@ -12,7 +12,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.observation import Frame, GatewayObservation, ModelCall
 from harness.requirements import from_violations, not_applicable
 from harness.suites.gateway.checks.frames import (
     label,
@@ -22,6 +21,7 @@ from harness.suites.gateway.checks.frames import (
     terminal_error_frame,
 )
 from harness.suites.gateway.checks.reducer import Draft, replay
+from harness.suites.gateway.observation import Frame, GatewayObservation, ModelCall
 from harness.texts import short, squash
 from harness.verdicts import Verdict
 

@@ -13,9 +13,9 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 
-from harness.observation import Frame, GatewayObservation, ModelCall
 from harness.requirements import from_violations, not_applicable
 from harness.suites.gateway.checks.frames import ended_with_done, label, no_stream, payload_dict
+from harness.suites.gateway.observation import Frame, GatewayObservation, ModelCall
 from harness.texts import compress, short
 from harness.verdicts import Verdict
 

@@ -12,8 +12,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.fakes.records import ModelCall, ToolCall
 from harness.faults.records import LinkEvent
-from harness.scenario import GatewayExpect, GatewayLimits
+from harness.suites.gateway.scenario import GatewayExpect, GatewayLimits
+
+__all__ = [
+    "AuthProbe",
+    "ChatResponse",
+    "Frame",
+    "GatewayObservation",
+    "ModelCall",
+    "ToolCall",
+]
 
 
 class _Record(BaseModel):
@@ -40,40 +50,6 @@ class Frame(_Record):
             return json.loads(self.data)
         except ValueError:
             return None
-
-
-class ModelCall(_Record):
-    """One request the gateway's agent made to the fake model, and what the fake answered."""
-
-    index: int
-    t: float
-    path: str
-    model: str
-    streaming: bool
-    agent: str | None
-    """The agent name read from the system instruction (ADK writes 'Your internal name is')."""
-    turn: int | None
-    """Index into the scenario's model script; ``None`` for a call past the script."""
-    status: int
-    chunks_sent: int
-    completed: bool
-    """The whole answer was written, finish reason included."""
-    closed_early: bool
-    """The caller closed the stream before the fake finished writing."""
-    text_sent: str = ""
-    function_calls_sent: tuple[dict[str, Any], ...] = ()
-    finish_reason_sent: str | None = None
-    error_sent: dict[str, Any] | None = None
-    t_end: float | None = None
-    """When the fake finished answering, or noticed that the caller had gone."""
-    body: dict[str, Any] = Field(default_factory=dict)
-
-
-class ToolCall(_Record):
-    t: float
-    tool: str
-    arguments: Any
-    status: int
 
 
 class ChatResponse(_Record):

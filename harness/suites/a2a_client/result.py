@@ -11,8 +11,8 @@ stdout line::
 value of an artifact the client treats as structured output. Members the contract does not
 name are ignored, so a client may add its own (an error text, timings).
 
-Everything here is plain data: the target runner (:mod:`harness.targets.client`) fills it in,
-observations carry it, checks read it.
+Everything here is plain data: the target runner (:mod:`harness.suites.a2a_client.target`) fills
+it in, observations carry it, checks read it.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, field_serializer
 from harness.fakes.a2a.ledger import A2ALedger
 from harness.faults.plan import Fault
 from harness.faults.records import LinkEvent
-from harness.scenario_a2a import A2AClientExpect
-from harness.targets.client_result import ClientRun
+from harness.suites.a2a_client.result import ClientRun
+from harness.suites.a2a_client.scenario import A2AClientExpect
 
 __all__ = ["A2AClientObservation", "ServerArtifact", "ServerTask"]
 

@@ -14,8 +14,8 @@ For every turn streamproof starts the command once with the contract's environme
 ``STREAMPROOF_IDLE_S``, and on a follow-up ``STREAMPROOF_TASK_ID``/``STREAMPROOF_CONTEXT_ID``;
 durations already scaled), lets it run for at most its deadline plus a grace plus the
 ``startup_grace``, and reads the LAST stdout line as the result
-(:mod:`harness.targets.client_result`). A missing or malformed result line, a crash or a hang
-is recorded as the turn's :class:`~harness.targets.client_result.ClientFailure`, with the tail of
+(:mod:`harness.suites.a2a_client.result`). A missing or malformed result line, a crash or a hang
+is recorded as the turn's :class:`~harness.suites.a2a_client.result.ClientFailure`, with the tail of
 stdout and stderr; the process group is killed in every case, so nothing outlives the turn.
 """
 
@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harness.capabilities import ClientCapability, Wire
 from harness.durations import Duration
-from harness.targets.client_result import (
+from harness.suites.a2a_client.result import (
     ClientFailure,
     ClientResult,
     ClientRun,

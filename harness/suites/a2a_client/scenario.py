@@ -34,7 +34,7 @@ parentheses) and a ``+``, ``*`` or ``?`` quantifier. 1.0 names are read as their
 equivalents (``SendStreamingMessage`` is ``message/stream``), so one pattern fits both wires.
 
 A parsed document is ``A2AClientScenario.model_validate(data)``; :class:`ScenarioError`
-locations come from the shared loader in :mod:`harness.scenario`.
+locations come from the shared loader in :mod:`harness.suites.loading`.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ from harness.fakes.a2a.script import A2AScript, Reply, ServerBehaviour, Step
 from harness.faults.plan import Fault
 from harness.protocol.a2a import METHODS, op_of, version_of
 from harness.requirements import RequirementIds
-from harness.targets.client_result import ResultStatus
+from harness.suites.a2a_client.result import ResultStatus
 
 __all__ = [
     "A2AClientExpect",

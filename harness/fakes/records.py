@@ -1,0 +1,53 @@
+"""What the fake model and the fake tool service record of each call: plain data, no I/O, read
+by observations and checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["MARKER_PLACEHOLDER", "ModelCall", "ToolCall"]
+
+MARKER_PLACEHOLDER = "{{marker}}"
+"""Replaced in tool payloads by a per-run secret; the secret must never reach a frame."""
+
+
+class ModelCall(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    """One request the gateway's agent made to the fake model, and what the fake answered."""
+
+    index: int
+    t: float
+    path: str
+    model: str
+    streaming: bool
+    agent: str | None
+    """The agent name read from the system instruction (ADK writes 'Your internal name is')."""
+    turn: int | None
+    """Index into the scenario's model script; ``None`` for a call past the script."""
+    status: int
+    chunks_sent: int
+    completed: bool
+    """The whole answer was written, finish reason included."""
+    closed_early: bool
+    """The caller closed the stream before the fake finished writing."""
+    text_sent: str = ""
+    function_calls_sent: tuple[dict[str, Any], ...] = ()
+    finish_reason_sent: str | None = None
+    error_sent: dict[str, Any] | None = None
+    t_end: float | None = None
+    """When the fake finished answering, or noticed that the caller had gone."""
+    body: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCall(BaseModel):
+    """One execution the fake tool service answered."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    t: float
+    tool: str
+    arguments: Any
+    status: int

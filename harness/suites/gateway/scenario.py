@@ -1,0 +1,156 @@
+"""The gateway scenario: a frozen pydantic model of one YAML document of kind ``gateway``
+(the fake model's turns, the tools' answers, the chat request, faults on the links, and what
+must be observed). Loaded and located by :mod:`harness.suites.loading`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from harness.capabilities import GatewayCapability
+from harness.durations import Duration
+from harness.fakes.records import MARKER_PLACEHOLDER
+from harness.faults.plan import Links
+from harness.protocol.gemini import ModelTurn
+from harness.requirements import RequirementIds
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --- the request and what must be observed -----------------------------------------------------
+
+
+class ChatRequest(_Model):
+    text: str = Field(min_length=1)
+    streaming: bool = True
+    """``false`` asks the gateway for a non-streaming (NONE mode) turn via its ``chat_none``
+    endpoint; a target that declares none gets a skip."""
+    disconnect_after_frames: int | None = Field(None, ge=0)
+    """The browser goes away (closes the connection) once this many frames have arrived."""
+    reload: bool = False
+    """After the browser went away, read the history at once, as a user reloading the page
+    would, instead of after the run settled."""
+
+    @model_validator(mode="after")
+    def _reload_needs_a_drop(self) -> ChatRequest:
+        if self.reload and self.disconnect_after_frames is None:
+            raise ValueError("reload reads the history after a drop: set disconnect_after_frames")
+        return self
+
+
+def _request_shorthand(value: Any) -> Any:
+    return {"text": value} if isinstance(value, str) else value
+
+
+HistoryKind = Literal["user", "function_call", "function_response", "text", "error"]
+
+
+class GatewayExpect(_Model):
+    frames: str | None = None
+    """A pattern over frame types, e.g. ``tool_call tool_result delta+ message done``.
+    Quantifiers ``+ * ?`` and alternatives ``error|done`` are allowed."""
+    history: tuple[HistoryKind, ...] | str | None = None
+    """The kinds of the stored events, in order: a list, or a pattern like the frames one
+    (``user function_call function_response error?``)."""
+    tool_calls: dict[str, int] | None = None
+    """How many times each tool must have been executed."""
+    model_calls: int | None = Field(None, ge=0)
+    """Exactly this many model calls."""
+    auth: bool = False
+    """Probe the target's authentication and history isolation (needs two users)."""
+
+    @field_validator("frames", "history")
+    @classmethod
+    def _pattern_compiles(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            from harness.patterns import compile_frame_pattern
+
+            compile_frame_pattern(v)
+        return v
+
+
+class GatewayLimits(_Model):
+    model_calls: int = Field(50, ge=1)
+    """The most model calls a turn may make: an interactive budget, far below ADK's 500."""
+    run_timeout: Duration = 30.0
+    """How long the harness waits for the stream to end (scaled, never below 10 s)."""
+    dispose_within: Duration = 2.0
+    """After the browser goes away, the gateway must close its model stream and stop calling
+    the model and the tools within this time (scaled, never below 0.5 s)."""
+
+
+class GatewayScenario(_Model):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.\-/]*$")
+    title: str = Field(min_length=1)
+    kind: Literal["gateway"] = "gateway"
+    requirements: RequirementIds
+    """The requirements this scenario is built to test (every applicable check runs anyway)."""
+    needs: tuple[GatewayCapability, ...] = ()
+    """Capabilities the target must declare for this scenario to run; without them it is
+    skipped with the reason. A non-streaming request implies ``none_mode`` and
+    ``expect.auth`` implies ``auth``."""
+    model: tuple[ModelTurn, ...] = Field(min_length=1)
+    tools: dict[str, Any] = Field(default_factory=dict)
+    """The fake tool service's answer per tool; ``{{marker}}`` becomes a per-run secret."""
+    request: Annotated[ChatRequest, BeforeValidator(_request_shorthand)]
+    expect: GatewayExpect = GatewayExpect()
+    limits: GatewayLimits = GatewayLimits()
+    links: Links = Links()
+    """Faults per proxied hop: ``browser`` (harness to gateway), ``model`` (gateway to the
+    fake model)."""
+
+    @field_validator("links")
+    @classmethod
+    def _gateway_links(cls, v: Links) -> Links:
+        if v.a2a:
+            raise ValueError("a gateway scenario has no 'a2a' link; use 'browser' or 'model'")
+        return v
+
+    @property
+    def all_needs(self) -> tuple[GatewayCapability, ...]:
+        """``needs`` plus what the request and expectations imply, in a fixed order."""
+        implied: set[str] = set(self.needs)
+        if not self.request.streaming:
+            implied.add("none_mode")
+        if self.expect.auth:
+            implied.add("auth")
+        order: tuple[GatewayCapability, ...] = ("multi_agent", "none_mode", "history", "auth")
+        return tuple(c for c in order if c in implied)
+
+    @property
+    def scripted_calls(self) -> int | Literal["forever"]:
+        """How many model calls the script answers; ``forever`` when a turn never runs out."""
+        if any(turn.times == "forever" for turn in self.model):
+            return "forever"
+        return sum(int(turn.times) for turn in self.model)
+
+    @property
+    def scripted_agents(self) -> tuple[str | None, ...]:
+        """The agent expected per scripted call, up to the first turn repeated forever."""
+        agents: list[str | None] = []
+        for turn in self.model:
+            if turn.times == "forever":
+                agents.append(turn.agent)
+                break
+            agents += [turn.agent] * int(turn.times)
+        return tuple(agents)
+
+
+__all__ = [
+    "MARKER_PLACEHOLDER",
+    "ChatRequest",
+    "GatewayExpect",
+    "GatewayLimits",
+    "GatewayScenario",
+    "ModelTurn",
+]
