@@ -13,11 +13,10 @@ if TYPE_CHECKING:
     from harness.fakes.model import FakeModel
     from harness.fakes.tools import FakeTools
     from harness.requirements import Requirement
-    from harness.runner import GatewayEnvironment
-    from harness.runner_a2a import A2AClientEnvironment
     from harness.suites import REGISTRY
     from harness.suites.a2a_client.checks import check_a2a_client
     from harness.suites.a2a_client.observation import A2AClientObservation
+    from harness.suites.a2a_client.runner import A2AClientEnvironment
     from harness.suites.a2a_client.scenario import A2AClientScenario
     from harness.suites.a2a_client.target import ClientTarget, load_client_target
     from harness.suites.gateway.checks import check_gateway
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
         ModelCall,
         ToolCall,
     )
+    from harness.suites.gateway.runner import GatewayEnvironment
     from harness.suites.gateway.scenario import GatewayScenario
     from harness.suites.gateway.target import GatewayTarget, load_target
     from harness.suites.loading import ScenarioError, load_scenarios, parse_scenarios
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "A2AClientEnvironment": "harness.runner_a2a",
+    "A2AClientEnvironment": "harness.suites.a2a_client.runner",
     "A2AClientObservation": "harness.suites.a2a_client.observation",
     "A2AClientScenario": "harness.suites.a2a_client.scenario",
     "ClientTarget": "harness.suites.a2a_client.target",
@@ -48,7 +48,7 @@ _EXPORTS = {
     "FakeModel": "harness.fakes.model",
     "FakeTools": "harness.fakes.tools",
     "Frame": "harness.suites.gateway.observation",
-    "GatewayEnvironment": "harness.runner",
+    "GatewayEnvironment": "harness.suites.gateway.runner",
     "GatewayObservation": "harness.suites.gateway.observation",
     "GatewayScenario": "harness.suites.gateway.scenario",
     "GatewayTarget": "harness.suites.gateway.target",

@@ -22,16 +22,16 @@ from harness.capabilities import ScenarioSkipped
 from harness.durations import DEFAULT_TIME_SCALE
 from harness.loop import BackgroundLoop
 from harness.reference.mutants import BUGS as GATEWAY_BUGS
-from harness.runner import GatewayEnvironment
 from harness.suites import REGISTRY
 from harness.suites.gateway.observation import GatewayObservation
+from harness.suites.gateway.runner import GatewayEnvironment
 from harness.suites.gateway.target import load_target
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.verdicts import Kind, Outcome, Verdict
 
 if TYPE_CHECKING:
     from harness.pytest_plugin import ScenarioItem
-    from harness.runner_a2a import A2AClientEnvironment
+    from harness.suites.a2a_client.runner import A2AClientEnvironment
 
     Environment = GatewayEnvironment | A2AClientEnvironment
 
@@ -99,7 +99,7 @@ class HarnessSession:
                 load_target(self.target_file), bug=bug, time_scale=self.time_scale
             )
         from harness.reference.client_mutants import BUGS as CLIENT_BUGS
-        from harness.runner_a2a import A2AClientEnvironment
+        from harness.suites.a2a_client.runner import A2AClientEnvironment
         from harness.suites.a2a_client.target import load_client_target
 
         bug = self.bug if self.bug in CLIENT_BUGS else None

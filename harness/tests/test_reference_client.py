@@ -1,8 +1,8 @@
 """The reference A2A client against every bundled ``a2a_client`` scenario, its mutants against
 the scenarios that must catch them, and a real a2a-sdk client with no watchdog caught hanging.
 
-All of it runs through :class:`~harness.runner_a2a.A2AClientEnvironment`: a real fake A2A
-server, the real fault proxy, the client as a real subprocess. Time scale 0.1: the seed's
+All of it runs through :class:`~harness.suites.a2a_client.runner.A2AClientEnvironment`: a real
+fake A2A server, the real fault proxy, the client as a real subprocess. Time scale 0.1: the seed's
 90-second worked example takes nine seconds.
 """
 
@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from harness.reference.client_mutants import BUGS, INTENDED, SHOWCASE
-from harness.runner_a2a import A2AClientEnvironment, A2AClientScenarioResult
 from harness.suites import REGISTRY
+from harness.suites.a2a_client.runner import A2AClientEnvironment, A2AClientScenarioResult
 from harness.suites.a2a_client.scenario import A2AClientScenario
 from harness.suites.a2a_client.target import ClientTarget, load_client_target
 from harness.verdicts import Kind, Level, Outcome

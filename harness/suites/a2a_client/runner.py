@@ -5,8 +5,8 @@ the ``a2a`` link (the fault proxy) in front of it. :meth:`A2AClientEnvironment.r
 scenario into both (the script into the fake, the fault plan into the link), runs the client
 command once (and again for a follow-up turn), and records everything into an
 :class:`~harness.suites.a2a_client.observation.A2AClientObservation`. Its interface matches
-:class:`~harness.runner.GatewayEnvironment`, so the plugin and the CLI dispatch on the
-scenario's kind::
+:class:`~harness.suites.gateway.runner.GatewayEnvironment`, so the plugin and the CLI
+dispatch on the scenario's kind::
 
     env = A2AClientEnvironment(load_client_target(path), bug=None, time_scale=0.1)
     await env.start()
