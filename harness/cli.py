@@ -71,9 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "mutants":
         return _mutants(args)
     if args.command == "schema":
-        from harness.suites.gateway.scenario import GatewayScenario
+        from harness.suites import suite
 
-        print(json.dumps(GatewayScenario.model_json_schema(), indent=2))
+        print(json.dumps(suite("gateway").SCENARIO_MODEL.model_json_schema(), indent=2))
         return EXIT_OK
     if args.command == "list":
         return _list(as_json=args.json, markdown=args.markdown)
@@ -142,24 +142,28 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     if args.target is not None:
         from harness.reporting import target_kind
-        from harness.suites.a2a_client.target import load_client_target
-        from harness.suites.gateway.target import load_target
+        from harness.suites import SUITES, suite
         from harness.targets.errors import TargetConfigError
 
+        kind = target_kind(args.target) or "gateway"
+        if kind not in SUITES:
+            print(
+                f"{args.target}: kind: unknown target kind {kind!r}; kinds are {', '.join(SUITES)}",
+                file=sys.stderr,
+            )
+            return EXIT_BAD_INPUT
         try:
-            if target_kind(args.target) == "a2a-client":
-                load_client_target(args.target)
-            else:
-                load_target(args.target)
+            suite(kind).load_target(args.target)
         except TargetConfigError as exc:
             print(str(exc), file=sys.stderr)
             return EXIT_BAD_INPUT
     if args.bug is not None:
-        from harness.reference import bug_names
+        from harness.suites import kinds, suite
 
-        if args.bug not in bug_names():
+        names = [bug for kind in kinds() for bug in suite(kind).BUGS]
+        if args.bug not in names:
             print(
-                f"--bug {args.bug}: unknown; choose one of {', '.join(bug_names())}",
+                f"--bug {args.bug}: unknown; choose one of {', '.join(names)}",
                 file=sys.stderr,
             )
             return EXIT_BAD_INPUT

@@ -203,20 +203,12 @@ def run_matrix(
 
 
 def default_suites() -> list[Suite]:
-    from harness.reference.mutants import INTENDED
+    """Every registered suite with its bundled scenarios, its reference and its mutants."""
+    from harness.suites import kinds, suite
 
-    suites = [Suite("gateway", (str(ROOT / "scenarios" / "gateway"),), None, dict(INTENDED))]
-    try:
-        from harness.reference.client_mutants import INTENDED as CLIENT_INTENDED
-        from harness.suites.a2a_client.target import DEFAULT_CLIENT_TARGET
-    except ImportError:  # pragma: no cover - the client path is optional in old checkouts
-        return suites
-    suites.append(
-        Suite(
-            "a2a-client",
-            (str(ROOT / "scenarios" / "a2a_client"),),
-            str(DEFAULT_CLIENT_TARGET),
-            dict(CLIENT_INTENDED),
-        )
-    )
-    return suites
+    out: list[Suite] = []
+    for kind in kinds():
+        described = suite(kind)
+        folder = str(ROOT / "scenarios" / described.SCENARIO_FOLDER)
+        out.append(Suite(kind, (folder,), str(described.DEFAULT_TARGET), dict(described.INTENDED)))
+    return out

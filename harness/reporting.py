@@ -13,7 +13,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 import yaml
@@ -21,19 +21,21 @@ import yaml
 from harness.capabilities import ScenarioSkipped
 from harness.durations import DEFAULT_TIME_SCALE
 from harness.loop import BackgroundLoop
-from harness.reference.mutants import BUGS as GATEWAY_BUGS
-from harness.suites import REGISTRY
-from harness.suites.gateway.observation import GatewayObservation
-from harness.suites.gateway.runner import GatewayEnvironment
-from harness.suites.gateway.target import load_target
+from harness.suites import REGISTRY, suite
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.verdicts import Kind, Outcome, Verdict
 
 if TYPE_CHECKING:
-    from harness.pytest_plugin import ScenarioItem
-    from harness.suites.a2a_client.runner import A2AClientEnvironment
+    from harness.suite_interface import Environment
+    from harness.suites.loading import LoadedScenario
 
-    Environment = GatewayEnvironment | A2AClientEnvironment
+
+class ScenarioItem(Protocol):
+    """What the session needs of a pytest item (the plugin's ``ScenarioItem``)."""
+
+    loaded: LoadedScenario
+    user_properties: list[tuple[str, object]]
+
 
 REPORT_VERSION = 1
 START_BUDGET = 180.0
@@ -93,19 +95,7 @@ class HarnessSession:
                 f"target {self.target_file} is a {given} target; {kind} scenarios need a "
                 f"{kind} target"
             )
-        if kind == "gateway":
-            bug = self.bug if self.bug in GATEWAY_BUGS else None
-            return GatewayEnvironment(
-                load_target(self.target_file), bug=bug, time_scale=self.time_scale
-            )
-        from harness.reference.client_mutants import BUGS as CLIENT_BUGS
-        from harness.suites.a2a_client.runner import A2AClientEnvironment
-        from harness.suites.a2a_client.target import load_client_target
-
-        bug = self.bug if self.bug in CLIENT_BUGS else None
-        return A2AClientEnvironment(
-            load_client_target(self.target_file), bug=bug, time_scale=self.time_scale
-        )
+        return suite(kind).environment(self.target_file, bug=self.bug, time_scale=self.time_scale)
 
     def run_item(self, item: ScenarioItem) -> str | None:
         """Run one scenario; the failure report, or None when every enforced rule holds."""
@@ -125,7 +115,7 @@ class HarnessSession:
             record["target"] = env.target_label
             assert self._loop is not None
             budget = env.scale(scenario.limits.run_timeout) + 60.0
-            result: Any = self._loop.run(env.run(scenario), timeout=budget)  # type: ignore[arg-type]
+            result: Any = self._loop.run(env.run(scenario), timeout=budget)
         except ScenarioSkipped as exc:
             record.update(outcome="skipped", error=str(exc))
             pytest.skip(str(exc))
@@ -142,7 +132,7 @@ class HarnessSession:
         record["outcome"] = "failed" if enforced else "passed"
         if not enforced:
             return None
-        return render_failure(scenario.id, result, enforced)
+        return suite(scenario.kind).render_failure(scenario.id, result, enforced)
 
     def _enforced(self, verdict: Verdict) -> bool:
         return verdict.outcome is Outcome.FAIL or (
@@ -249,42 +239,3 @@ def target_kind(path: str) -> str | None:
         return None
     kind = data.get("kind", "gateway") if isinstance(data, dict) else None
     return kind if isinstance(kind, str) else None
-
-
-def render_failure(scenario_id: str, result: Any, failing: list[Verdict]) -> str:
-    obs = result.observation
-    if not isinstance(obs, GatewayObservation):
-        lines = [
-            f"scenario {scenario_id} on target {obs.target}: {len(failing)} requirement(s) broken",
-            *(verdict.render() for verdict in failing),
-            "",
-            obs.timeline(),
-        ]
-        return "\n".join(lines)
-    lines = [f"scenario {scenario_id} on target {obs.target}: {len(failing)} requirement(s) broken"]
-    for verdict in failing:
-        lines.append(verdict.render())
-    lines.append("")
-    lines.append(
-        f"response: status={obs.response.status} content-type={obs.response.content_type} "
-        f"end={obs.response.end}" + (f" ({obs.response.error})" if obs.response.error else "")
-    )
-    lines.append("frames:")
-    lines.append(obs.frame_log(limit=30))
-    lines.append(f"model calls: {len(obs.model_calls)}")
-    for call in obs.model_calls[:8]:
-        what = call.error_sent or call.function_calls_sent or repr(call.text_sent[:60])
-        lines.append(
-            f"  #{call.index} t={call.t:.3f}s status={call.status} completed={call.completed} "
-            f"closed_early={call.closed_early} sent={what}"
-        )
-    if obs.tool_calls:
-        lines.append("tool calls: " + ", ".join(f"{c.tool}@{c.t:.3f}s" for c in obs.tool_calls))
-    if obs.history is not None:
-        lines.append(f"stored history: {len(obs.history)} event(s)")
-    elif obs.history_error:
-        lines.append(f"history: {obs.history_error}")
-    if obs.target_log:
-        tail = "\n".join(obs.target_log.splitlines()[-15:])
-        lines.append("target output (tail):\n" + tail)
-    return "\n".join(lines)

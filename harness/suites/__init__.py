@@ -7,15 +7,52 @@ model, requirements, runner, checks, target contract, reference system and mutan
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Mapping
+from typing import cast
+
 # Importing a suite's requirements registers its rules: whoever imports any suite (a scenario
 # model, a check, the CLI) finds every requirement in the registry.
 from harness.requirements import REGISTRY
+from harness.suite_interface import Environment, Suite
 from harness.suites.a2a_client.requirements import A2A_CLIENT
 from harness.suites.gateway.requirements import GATEWAY
 
-__all__ = ["A2A_CLIENT", "GATEWAY", "REGISTRY"]
+__all__ = [
+    "A2A_CLIENT",
+    "GATEWAY",
+    "REGISTRY",
+    "SUITES",
+    "Environment",
+    "Suite",
+    "kinds",
+    "suite",
+]
 
 # Reports and the README list the gateway's rules first, whichever suite was imported first.
 _ordered = {rule.id: rule for rule in [*GATEWAY, *A2A_CLIENT, *REGISTRY.values()]}
 REGISTRY.clear()
 REGISTRY.update(_ordered)
+
+
+SUITES: Mapping[str, str] = {
+    "gateway": "harness.suites.gateway.suite",
+    "a2a-client": "harness.suites.a2a_client.suite",
+}
+"""Scenario kind -> the module that describes its suite. Adding a suite is adding its package
+and one line here; the CLI, the pytest plugin, the mutant matrix and the reports find it
+through :func:`suite`, and a suite is imported only when it is used."""
+
+
+def kinds() -> tuple[str, ...]:
+    """Every scenario kind, in a fixed order."""
+    return tuple(SUITES)
+
+
+def suite(kind: str) -> Suite:
+    """The suite of ``kind`` (``KeyError`` naming the known kinds when there is none)."""
+    try:
+        module = SUITES[kind]
+    except KeyError:
+        raise KeyError(f"unknown scenario kind {kind!r}; kinds are {', '.join(SUITES)}") from None
+    return cast(Suite, importlib.import_module(module))

@@ -1,0 +1,53 @@
+"""What a suite provides to the harness (core: names no suite).
+
+Each suite package has a ``suite`` module that satisfies :class:`Suite`; the registry in
+:mod:`harness.suites` maps a scenario kind to it, and the CLI, the pytest plugin, the mutant
+matrix and the reports use nothing else of a suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from harness.verdicts import Verdict
+
+__all__ = ["Environment", "Suite"]
+
+
+class Environment(Protocol):
+    """A suite's fakes, links and target, started once and reset per scenario."""
+
+    @property
+    def target_label(self) -> str: ...
+
+    def scale(self, seconds: float) -> float: ...
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def run(self, scenario: Any) -> Any: ...
+
+
+class Suite(Protocol):
+    """What every suite's ``suite`` module provides (``harness/suites/<name>/suite.py``)."""
+
+    KIND: str
+    SCENARIO_FOLDER: str
+    SCENARIO_MODEL: type[BaseModel]
+    BUGS: Mapping[str, Any]
+    INTENDED: Mapping[str, str]
+    DEFAULT_TARGET: Path
+
+    def load_target(self, path: str | Path | None) -> Any: ...
+
+    def environment(
+        self, target_file: str | Path | None, *, bug: str | None, time_scale: float
+    ) -> Environment: ...
+
+    def render_failure(self, scenario_id: str, result: Any, failing: list[Verdict]) -> str: ...
