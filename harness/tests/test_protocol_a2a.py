@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -361,7 +362,7 @@ _messages = st.builds(
     task_id=_opt,
     context_id=_opt,
 )
-_stamps = st.none() | st.datetimes(timezones=st.just(a2a.UTC)).map(a2a.timestamp)
+_stamps = st.none() | st.datetimes(timezones=st.just(UTC)).map(a2a.timestamp)
 _status = st.builds(
     TaskStatus,
     state=st.sampled_from(list(TaskState)),
@@ -425,13 +426,11 @@ def test_request_round_trip(
 
 
 def test_timestamps_are_spelled_as_protobuf_prints_them() -> None:
-    from datetime import datetime
-
     for micro in (0, 574000, 574650):
-        text = a2a.timestamp(datetime(2026, 11, 29, 19, 40, 21, micro, tzinfo=a2a.UTC))
+        text = a2a.timestamp(datetime(2026, 11, 29, 19, 40, 21, micro, tzinfo=UTC))
         status = ParseDict({"state": "TASK_STATE_WORKING", "timestamp": text}, pb.TaskStatus())
         assert MessageToDict(status)["timestamp"] == text
-    assert a2a.timestamp(datetime(2026, 1, 2, 3, 4, 5, 0, tzinfo=a2a.UTC)) == "2026-01-02T03:04:05Z"
+    assert a2a.timestamp(datetime(2026, 1, 2, 3, 4, 5, 0, tzinfo=UTC)) == "2026-01-02T03:04:05Z"
 
 
 def test_dumps_keeps_one_line() -> None:
