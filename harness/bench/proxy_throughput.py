@@ -38,7 +38,7 @@ import aiohttp
 from aiohttp import web
 
 from harness import sse
-from harness.faults.proxy import InlineProxy
+from harness.faults.engines.inline import InlineProxy
 
 __all__ = ["main"]
 

@@ -1,10 +1,10 @@
 """Sans-IO core of the inline engine: one response body in, write/sleep/record operations out.
 
-The proxy (:mod:`harness.faults.proxy`) owns the sockets; this module owns every decision about
-the bytes, so the cut points, the pacing and the corruptions are tested without a network (the
-h11 model: bytes in, events out). A :class:`Shaper` is made per response with the faults that
-apply to that request and fire once the response has begun (everything but ``on_request``,
-and but ``delay``, which the proxy applies before the first byte).
+The proxy (:mod:`harness.faults.engines.inline`) owns the sockets; this module owns every
+decision about the bytes, so the cut points, the pacing and the corruptions are tested without a
+network (the h11 model: bytes in, events out). A :class:`Shaper` is made per response with the
+faults that apply to that request and fire once the response has begun (everything but
+``on_request``, and but ``delay``, which the proxy applies before the first byte).
 
 Operation
 ---------

@@ -27,8 +27,8 @@ import pytest
 from aiohttp import web
 
 from harness import sse
+from harness.faults.engines.inline import InlineProxy
 from harness.faults.plan import parse_plan
-from harness.faults.proxy import InlineProxy
 from harness.faults.records import LinkEvent
 
 # --- the upstream ------------------------------------------------------------------------------

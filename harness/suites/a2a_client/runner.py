@@ -25,7 +25,7 @@ from typing import Final
 from harness.capabilities import CLIENT_CAPABILITIES, ScenarioSkipped, missing_reason
 from harness.durations import TimeScale
 from harness.fakes.a2a import RPC_PATH, FakeA2AServer
-from harness.faults.proxy import InlineProxy
+from harness.faults.engines.inline import InlineProxy
 from harness.protocol import a2a
 from harness.suites.a2a_client.checks import check_a2a_client
 from harness.suites.a2a_client.observation import A2AClientObservation, ServerArtifact, ServerTask

@@ -23,7 +23,7 @@ from harness.durations import TimeScale
 from harness.fakes.model import FakeModel
 from harness.fakes.records import MARKER_PLACEHOLDER
 from harness.fakes.tools import FakeTools
-from harness.faults.proxy import InlineProxy
+from harness.faults.engines.inline import InlineProxy
 from harness.sse import Decoder
 from harness.suites.gateway.checks import check_gateway
 from harness.suites.gateway.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
