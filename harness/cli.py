@@ -96,7 +96,7 @@ def _scenario_files(paths: Sequence[str]) -> tuple[list[Path], list[str]]:
 
 def _print_counts(results: Path) -> None:
     """The verdict counts of the run just written (nothing when no report was written)."""
-    from harness.reporting import render_counts
+    from harness.report import render_counts
 
     try:
         counts = json.loads(results.read_text(encoding="utf-8"))["summary"]["verdicts"]
@@ -141,7 +141,7 @@ def _run(args: argparse.Namespace) -> int:
         print("--time-scale must be a positive number", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.target is not None:
-        from harness.reporting import target_kind
+        from harness.session import target_kind
         from harness.suites import SUITES, suite
         from harness.targets.errors import TargetConfigError
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from harness.reporting import HarnessSession
+    from harness.session import HarnessSession
     from harness.suites.loading import LoadedScenario
 
 _SESSION_KEY: pytest.StashKey[HarnessSession] = pytest.StashKey()
@@ -131,7 +131,7 @@ class ScenarioItem(pytest.Item):
         self.loaded = loaded
 
     def runtest(self) -> None:
-        from harness.reporting import session_for
+        from harness.session import session_for
 
         session = session_for(self.config, _SESSION_KEY)
         failure = session.run_item(self)

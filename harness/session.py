@@ -1,8 +1,8 @@
-"""The per-process harness session behind the pytest items, and the JSON report it writes.
+"""The per-process harness session behind the pytest items: environments, runs, records.
 
 One :class:`HarnessSession` per pytest process: it starts the environment (fakes and target)
 on first use, runs each scenario item through the runner, renders failures for humans and
-records every result for ``results.json``, which a CI gate can read.
+records every result for ``results.json`` (:mod:`harness.report.results`), which a CI gate reads.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
-import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -21,9 +20,10 @@ import yaml
 from harness.capabilities import ScenarioSkipped
 from harness.durations import DEFAULT_TIME_SCALE
 from harness.loop import BackgroundLoop
-from harness.suites import REGISTRY, suite
+from harness.report.results import results_report
+from harness.suites import suite
 from harness.targets.errors import TargetConfigError, TargetError
-from harness.verdicts import Kind, Outcome, Verdict
+from harness.verdicts import Outcome, Verdict
 
 if TYPE_CHECKING:
     from harness.suite_interface import Environment
@@ -37,7 +37,6 @@ class ScenarioItem(Protocol):
     user_properties: list[tuple[str, object]]
 
 
-REPORT_VERSION = 1
 START_BUDGET = 180.0
 """Seconds the harness gives the environment to start (the target's own ready timeout is
 shorter and gives the precise message)."""
@@ -162,73 +161,16 @@ class HarnessSession:
         return path
 
     def report(self, exitstatus: int) -> dict[str, Any]:
-        outcomes = [r.get("outcome", "failed") for r in self.records]
-        per_requirement: dict[str, dict[str, Any]] = {}
-        for record in self.records:
-            for verdict in record.get("verdicts", []):
-                entry = per_requirement.setdefault(
-                    verdict["requirement"],
-                    {"level": verdict["level"], **{o.value: 0 for o in Outcome}, "scenarios": []},
-                )
-                entry[verdict["outcome"]] += 1
-                if verdict["outcome"] in (Outcome.FAIL.value, Outcome.NON_STRICT.value):
-                    entry["scenarios"].append(record["id"])
-        must_failures = sum(
-            1
-            for r in self.records
-            for v in r.get("verdicts", [])
-            if v["outcome"] == Outcome.FAIL.value and v.get("kind") != Kind.EXPECTATION.value
+        return results_report(
+            self.records,
+            target_file=self.target_file,
+            bug=self.bug,
+            time_scale=self.time_scale,
+            strict=self.strict,
+            started_at=self.started_at,
+            duration_s=time.monotonic() - self._t0,
+            exitstatus=exitstatus,
         )
-        counts = verdict_counts(self.records)
-        return {
-            "tool": "streamproof",
-            "report_version": REPORT_VERSION,
-            "target_file": self.target_file,
-            "bug": self.bug,
-            "time_scale": self.time_scale,
-            "strict": self.strict,
-            "started_at": self.started_at.isoformat(),
-            "duration_s": round(time.monotonic() - self._t0, 3),
-            "pytest_exit_status": int(exitstatus),
-            "summary": {
-                "scenarios": len(self.records),
-                "passed": outcomes.count("passed"),
-                "failed": outcomes.count("failed"),
-                "skipped": outcomes.count("skipped"),
-                "must_failures": must_failures,
-                "ok": "failed" not in outcomes,
-                "verdicts": counts,
-            },
-            "requirements": {
-                rid: {"statement": REGISTRY[rid].statement, **entry}
-                for rid, entry in sorted(per_requirement.items())
-                if rid in REGISTRY
-            },
-            "scenarios": self.records,
-            "environment": {"pid": os.getpid()},
-        }
-
-
-def verdict_counts(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
-    """Verdicts by kind and outcome: how many requirements were judged and passed, failed,
-    were not applicable (nothing to judge) or skipped (a capability not declared), and the
-    same for the scenarios' own expectations."""
-    counts: dict[str, dict[str, int]] = {kind.value: {o.value: 0 for o in Outcome} for kind in Kind}
-    for record in records:
-        for verdict in record.get("verdicts", []):
-            kind = verdict.get("kind", Kind.REQUIREMENT.value)
-            counts[kind][verdict["outcome"]] += 1
-    return counts
-
-
-def render_counts(counts: dict[str, dict[str, int]]) -> str:
-    """``requirements: 300 passed (judged), 2 failed, ... ; expectations: ...``."""
-    req, exp = counts[Kind.REQUIREMENT.value], counts[Kind.EXPECTATION.value]
-    return (
-        f"requirements: {req['pass']} passed (judged), {req['fail']} failed, "
-        f"{req['non-strict']} SHOULD unmet, {req['not-applicable']} not applicable, "
-        f"{req['skip']} skipped; expectations: {exp['pass']} met, {exp['fail']} not met"
-    )
 
 
 def target_kind(path: str) -> str | None:
