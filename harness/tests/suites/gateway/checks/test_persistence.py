@@ -16,7 +16,7 @@ from harness.suites.gateway.checks.persistence import (
 )
 from harness.suites.gateway.observation import ChatResponse, GatewayObservation
 from harness.suites.gateway.scenario import GatewayExpect
-from harness.tests.gateway_observations import (
+from harness.tests.suites.gateway.observations import (
     CHUNKS,
     DONE,
     LEGITIMATE,

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.suites.gateway.checks.reducer import Draft, Message, ReducerState, reduce, replay
-from harness.tests.gateway_observations import (
+from harness.tests.suites.gateway.observations import (
     ANSWER,
     CHUNKS,
     DONE,

@@ -8,7 +8,7 @@ import pytest
 
 from harness.suites.gateway.checks.errors import error_event_verdicts, error_frame_verdicts
 from harness.suites.gateway.observation import ChatResponse, GatewayObservation
-from harness.tests.gateway_observations import (
+from harness.tests.suites.gateway.observations import (
     DONE,
     LEGITIMATE,
     assert_fails,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.suites.gateway.checks.disposal import dispose_verdicts
 from harness.suites.gateway.observation import ChatResponse, ModelCall
 from harness.suites.gateway.scenario import GatewayLimits
-from harness.tests.gateway_observations import (
+from harness.tests.suites.gateway.observations import (
     CHUNKS,
     assert_not_applicable,
     delta,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from harness.suites.gateway.checks.expectations import gateway_expectation_verdicts
 from harness.suites.gateway.scenario import GatewayExpect
-from harness.tests.gateway_observations import (
+from harness.tests.suites.gateway.observations import (
     CHUNKS,
     DONE,
     LOOKUP,

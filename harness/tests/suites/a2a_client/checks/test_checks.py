@@ -35,7 +35,7 @@ from harness.suites.a2a_client.observation import A2AClientObservation
 from harness.suites.a2a_client.requirements import A2A_CLIENT
 from harness.suites.a2a_client.result import ClientFailure, ClientResult
 from harness.suites.a2a_client.scenario import A2AClientExpect
-from harness.tests.a2a_client_observations import (
+from harness.tests.suites.a2a_client.observations import (
     CTX,
     FIRST_STREAM,
     S1,

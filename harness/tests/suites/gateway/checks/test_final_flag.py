@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.suites.gateway.checks.rendering import final_flag_verdicts
-from harness.tests.gateway_observations import (
+from harness.tests.suites.gateway.observations import (
     LEGITIMATE,
     assert_fails,
     assert_holds,

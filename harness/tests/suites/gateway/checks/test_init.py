@@ -11,7 +11,7 @@ from harness.suites.gateway.checks import (
     check_gateway,
     gateway_expectation_verdicts,
 )
-from harness.tests.gateway_observations import LEGITIMATE, with_auth, worked_example
+from harness.tests.suites.gateway.observations import LEGITIMATE, with_auth, worked_example
 from harness.verdicts import Kind, Outcome, Verdict
 
 GATEWAY_IDS = [r.id for r in REGISTRY.values() if r.kind == "gateway"]

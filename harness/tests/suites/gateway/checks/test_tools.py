@@ -15,7 +15,7 @@ from harness.suites.gateway.checks.tools import (
 )
 from harness.suites.gateway.observation import ChatResponse
 from harness.suites.gateway.scenario import GatewayExpect, GatewayLimits
-from harness.tests.gateway_observations import (
+from harness.tests.suites.gateway.observations import (
     ANSWER,
     CHUNKS,
     DONE,
@@ -314,9 +314,9 @@ def test_agent_tools_answered_inside_adk_are_not_owed_to_the_tool_service() -> N
     # A sub-agent used as a tool ("courier") is run by ADK itself: the tool service never
     # sees it, so only the tools the service serves are owed an execution.
     from harness.suites.gateway.checks.tools import tool_once_verdicts
-    from harness.tests.gateway_observations import LOOKUP, assert_fails, assert_passes
-    from harness.tests.gateway_observations import model_call as call
-    from harness.tests.gateway_observations import worked_example as example
+    from harness.tests.suites.gateway.observations import LOOKUP, assert_fails, assert_passes
+    from harness.tests.suites.gateway.observations import model_call as call
+    from harness.tests.suites.gateway.observations import worked_example as example
 
     courier = {"name": "courier", "args": {"request": "where?"}}
     calls = (call(0, calls=[LOOKUP]), call(1, calls=[courier]), call(2, text="Monday."))

@@ -19,7 +19,7 @@ from harness.suites.gateway.checks.frames import (
 )
 from harness.suites.gateway.observation import ChatResponse, Frame, GatewayObservation
 from harness.suites.gateway.scenario import GatewayExpect, GatewayLimits
-from harness.tests.gateway_observations import (
+from harness.tests.suites.gateway.observations import (
     ANSWER,
     CHUNKS,
     DONE,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.suites.gateway.checks.auth import auth_verdicts, history_isolation_verdicts
-from harness.tests.gateway_observations import (
+from harness.tests.suites.gateway.observations import (
     assert_fails,
     assert_not_applicable,
     assert_passes,

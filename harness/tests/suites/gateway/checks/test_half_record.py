@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.faults.records import LinkEvent
 from harness.suites.gateway.checks.persistence import no_half_record_verdicts
-from harness.tests.gateway_observations import (
+from harness.tests.suites.gateway.observations import (
     CHUNKS,
     LOOKUP,
     assert_fails,

@@ -14,7 +14,7 @@ from harness.suites.gateway.checks.rendering import (
     double_render_verdicts,
 )
 from harness.suites.gateway.observation import ChatResponse, GatewayObservation
-from harness.tests.gateway_observations import (
+from harness.tests.suites.gateway.observations import (
     ANSWER,
     CHUNKS,
     DONE,

@@ -8,7 +8,7 @@ from harness.protocol.gemini import CallChunk, ErrorChunk, TextChunk
 from harness.suites.gateway.scenario import GatewayScenario
 from harness.suites.loading import ScenarioError, load_scenarios, parse_scenarios
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 
 GOOD = """\
 id: gateway/example

@@ -15,7 +15,7 @@ import pytest
 
 from harness.suites.gateway.checks import GATEWAY_CHECKS, GatewayCheck
 from harness.suites.gateway.observation import ChatResponse, GatewayObservation
-from harness.tests.gateway_observations import DONE, frames, observation
+from harness.tests.suites.gateway.observations import DONE, frames, observation
 from harness.verdicts import Outcome
 
 NO_RESPONSE = ChatResponse(
