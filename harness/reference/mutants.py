@@ -3,7 +3,7 @@
 DESIGN.md: every check is proven twice, once by the reference passing it and once by a mutant
 failing it. A mutant is the reference gateway started with ``--bug NAME`` (or
 ``STREAMPROOF_BUG=NAME``); it differs from the correct gateway in exactly one place, a small
-``if bug == ...`` hook in ``gateway.py`` or ``agent.py``, so reading the correct path stays easy.
+``if bug == ...`` hook in ``gateway*.py`` or ``agent.py``, so reading the correct path stays easy.
 
 Each entry below names the seed passage it violates (seed ``000_08c89244bc50b181``: "A gateway:
 Event to Server-Sent Events", "Worked example" and "Failure modes"). The registry is plain data

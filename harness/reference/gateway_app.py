@@ -1,0 +1,253 @@
+"""The reference gateway's HTTP side: the aiohttp endpoints, bearer auth, a turn's stream, history.
+
+:class:`Gateway` serves ``/healthz``, ``POST /chat/{sessionId}`` (one ADK run, streamed as typed
+frames by :class:`~harness.reference.gateway_frames.FrameWriter`) and
+``GET /history/{sessionId}`` (the stored session). It owns the seed's disposal rules: the run is
+closed when the client goes away, on timeout, when a write fails and when the process stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import weakref
+from typing import Any, NoReturn
+
+from aiohttp import web
+from google.adk.agents.run_config import RunConfig, StreamingMode  # type: ignore[attr-defined]
+from google.adk.errors.already_exists_error import AlreadyExistsError
+from google.adk.events import Event
+from google.adk.runners import Runner
+from google.adk.sessions import Session
+from google.adk.sessions.sqlite_session_service import SqliteSessionService
+from google.genai import types
+
+from harness.reference.agent import AGENT_NAME, APP_NAME, post_tool
+from harness.reference.gateway_config import Settings
+from harness.reference.gateway_frames import (
+    DONE,
+    RUN_FAILED,
+    RUN_TIMED_OUT,
+    ClientGoneError,
+    Frame,
+    FrameWriter,
+    event_text,
+)
+
+log = logging.getLogger(__name__)
+
+
+def _json_error(exc_cls: type[web.HTTPException], message: str, **kw: Any) -> NoReturn:
+    raise exc_cls(text=json.dumps({"error": message}), content_type="application/json", **kw)
+
+
+class Gateway:
+    """The endpoints: ``/healthz``, ``POST /chat/{sessionId}``, ``GET /history/{sessionId}``."""
+
+    def __init__(self, settings: Settings, runner: Runner, sessions: SqliteSessionService) -> None:
+        self.settings = settings
+        self.bug = settings.bug
+        self.runner = runner
+        self.sessions = sessions
+        # One turn at a time per session, as ADK Java's Runner does (Python's does not): two
+        # concurrent turns on one SQLite session would otherwise trip ADK's stale-session check.
+        self._locks: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = (
+            weakref.WeakValueDictionary()
+        )
+        # The deadlines of the turns in progress: stop_streams() expires them so that every open
+        # stream ends with a terminal frame when the process is told to stop.
+        self._deadlines: set[asyncio.Timeout] = set()
+        self._stopping = False
+        self._orphans: set[asyncio.Future[None]] = set()  # only the no-dispose mutant has any
+
+    def make_app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/healthz", self.healthz)
+        app.router.add_post("/chat/{sessionId}", self.chat)
+        app.router.add_get("/history/{sessionId}", self.history)
+        return app
+
+    def stop_streams(self) -> None:
+        """Cancel every run in progress; each stream ends with ``error {"retryable": true}``."""
+        self._stopping = True
+        now = asyncio.get_running_loop().time()
+        for deadline in list(self._deadlines):
+            deadline.reschedule(now)
+
+    async def healthz(self, request: web.Request) -> web.StreamResponse:
+        return web.Response(text="ok")
+
+    def _authenticate(self, request: web.Request) -> str:
+        """The user behind ``Authorization: Bearer <token>``, or a 401 before any stream."""
+        if self.bug == "no-auth":
+            return "alice"
+        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+        user = self.settings.users_by_token.get(token.strip())
+        if scheme.lower() != "bearer" or user is None:
+            _json_error(
+                web.HTTPUnauthorized,
+                "missing or unknown bearer token",
+                headers={"WWW-Authenticate": 'Bearer realm="streamproof"'},
+            )
+        return user
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        user = self._authenticate(request)
+        session_id = request.match_info["sessionId"]
+        text = await request.text()
+        if not text.strip():
+            _json_error(web.HTTPBadRequest, "empty message: send the user's text as the body")
+        streaming = request.query.get("mode", "").lower() != "none"
+
+        key = (user, session_id)
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        async with lock:
+            await self._ensure_session(user, session_id)
+            response = web.StreamResponse(
+                status=200,
+                headers={
+                    "Content-Type": (
+                        "application/json" if self.bug == "json-not-sse" else "text/event-stream"
+                    ),
+                    "Cache-Control": "no-cache",
+                    "X-Accel-Buffering": "no",
+                },
+            )
+            await response.prepare(request)
+            turn = self._stream_turn(response, user, session_id, text, streaming)
+            if self.bug == "no-dispose":
+                # Mutant: the run is detached from the request, so a closed tab does not
+                # cancel it (the seed's "Orphaned runs").
+                task = asyncio.ensure_future(turn)
+                self._orphans.add(task)
+                task.add_done_callback(self._orphans.discard)
+                await asyncio.shield(task)
+            else:
+                await turn
+        return response
+
+    async def _ensure_session(self, user: str, session_id: str) -> None:
+        found = await self.sessions.get_session(
+            app_name=APP_NAME, user_id=user, session_id=session_id
+        )
+        if found is None:
+            with contextlib.suppress(AlreadyExistsError):
+                await self.sessions.create_session(
+                    app_name=APP_NAME, user_id=user, session_id=session_id
+                )
+
+    async def _stream_turn(
+        self, response: web.StreamResponse, user: str, session_id: str, text: str, streaming: bool
+    ) -> None:
+        budget = (
+            {} if self.bug == "no-llm-budget" else {"max_llm_calls": self.settings.max_llm_calls}
+        )
+        run_config = RunConfig(
+            streaming_mode=StreamingMode.SSE if streaming else StreamingMode.NONE, **budget
+        )
+        writer = FrameWriter(response, self.bug)
+        deadline = asyncio.timeout(self.settings.run_timeout)
+        draft = ""  # what the browser has been shown of the answer in progress
+        terminal: Frame
+        try:
+            async with (
+                deadline,
+                contextlib.aclosing(
+                    self.runner.run_async(
+                        user_id=user,
+                        session_id=session_id,
+                        new_message=types.Content(role="user", parts=[types.Part(text=text)]),
+                        run_config=run_config,
+                    )
+                ) as events,
+            ):
+                self._deadlines.add(deadline)
+                try:
+                    if self._stopping:
+                        deadline.reschedule(asyncio.get_running_loop().time())
+                    async for event in events:
+                        await self._mutant_side_effects(event, user, session_id)
+                        if event.partial:
+                            draft += event_text(event)
+                        elif not event.error_code:
+                            draft = ""  # an aggregate settled it
+                        await writer.send_event(event)
+                finally:
+                    self._deadlines.discard(deadline)
+            terminal = DONE
+        except ClientGoneError:
+            log.info("client went away; run for session %r closed", session_id)
+            return
+        except TimeoutError as exc:
+            if not deadline.expired():
+                terminal = self._run_failed(exc)
+            elif self._stopping:
+                log.warning("gateway stopping; run for session %r cancelled", session_id)
+                terminal = RUN_FAILED
+            else:
+                log.warning("run for session %r timed out; cancelled", session_id)
+                terminal = RUN_TIMED_OUT
+        except Exception as exc:  # ADK raises after a model error event, or on the LLM budget
+            terminal = self._run_failed(exc)
+            if self.bug == "persist-draft-on-error" and draft:
+                await self._store_draft(user, session_id, draft)
+        if self.bug == "no-terminal-frame" and terminal is not RUN_TIMED_OUT:
+            return
+        if self.bug == "bare-done-on-failure":
+            terminal = DONE
+        with contextlib.suppress(ClientGoneError):
+            await writer.send(terminal)
+
+    @staticmethod
+    def _run_failed(exc: BaseException) -> Frame:
+        # The client gets only the seed's generic payload; the detail stays in the log.
+        log.warning("run failed: %s: %s", type(exc).__name__, exc)
+        return RUN_FAILED
+
+    async def _store_draft(self, user: str, session_id: str, draft: str) -> None:
+        """Mutant: the deltas shown so far are saved as if they were the answer."""
+        session = await self.sessions.get_session(
+            app_name=APP_NAME, user_id=user, session_id=session_id
+        )
+        if session is not None:
+            event = Event(
+                invocation_id="draft",
+                author=AGENT_NAME,
+                content=types.Content(role="model", parts=[types.Part(text=draft)]),
+            )
+            await self.sessions.append_event(session, event)
+
+    async def _mutant_side_effects(self, event: Event, user: str, session_id: str) -> None:
+        """Side effects only mutants have: the correct gateway does nothing here."""
+        if not event.partial:
+            return
+        if self.bug == "act-on-partial-calls":
+            for call in event.get_function_calls():
+                await post_tool(self.settings.tool_url, call.name or "?", dict(call.args or {}))
+        elif self.bug == "persist-partials":
+            owner = Session(app_name=APP_NAME, user_id=user, id=session_id)
+            await self.sessions.append_event(owner, event)
+
+    async def history(self, request: web.Request) -> web.StreamResponse:
+        """The stored session as ADK's own event JSON: the record a reloading client reads."""
+        user = self._authenticate(request)
+        session_id = request.match_info["sessionId"]
+        owner = user
+        if self.bug == "shared-history":
+            listed = await self.sessions.list_sessions(app_name=APP_NAME)
+            owners = [s.user_id for s in listed.sessions if s.id == session_id]
+            if owners and user not in owners:
+                owner = owners[0]
+        session = await self.sessions.get_session(
+            app_name=APP_NAME, user_id=owner, session_id=session_id
+        )
+        if session is None:
+            _json_error(web.HTTPNotFound, f"no session {session_id!r} for this user")
+        events = [
+            e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in session.events
+        ]
+        return web.json_response({"events": events})
