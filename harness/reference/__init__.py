@@ -1,11 +1,13 @@
-"""The bundled references: a correct gateway on google-adk and a correct A2A client on
-a2a-sdk, each with its mutants (one seeded defect each)."""
+"""Kept for one release: the references moved into their suites, the gateway's to
+:mod:`harness.suites.gateway.reference` and the client's to
+:mod:`harness.suites.a2a_client.reference`. ``python -m harness.reference.gateway`` and
+``python -m harness.reference.client`` still start them."""
 
 from __future__ import annotations
 
-from harness.reference.client_mutants import BUGS as CLIENT_BUGS
-from harness.reference.client_mutants import INTENDED as CLIENT_INTENDED
-from harness.reference.mutants import BUGS, INTENDED
+from harness.suites.a2a_client.reference.mutants import BUGS as CLIENT_BUGS
+from harness.suites.a2a_client.reference.mutants import INTENDED as CLIENT_INTENDED
+from harness.suites.gateway.reference.mutants import BUGS, INTENDED
 
 
 def bug_names() -> list[str]:

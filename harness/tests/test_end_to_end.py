@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.reference.mutants import BUGS, INTENDED
 from harness.suites import REGISTRY
+from harness.suites.gateway.reference.mutants import BUGS, INTENDED
 from harness.tests.conftest import require_module
 from harness.verdicts import Level
 
@@ -172,7 +172,7 @@ def test_attach_to_a_running_gateway_by_url(tmp_path: Path) -> None:
         "STREAMPROOF_TOOL_URL": f"http://127.0.0.1:{tools_port}",
     }
     gateway = subprocess.Popen(
-        [sys.executable, "-m", "harness.reference.gateway"],
+        [sys.executable, "-m", "harness.suites.gateway.reference.server"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.reference.client_mutants import BUGS, INTENDED, SHOWCASE
 from harness.suites import REGISTRY
+from harness.suites.a2a_client.reference.mutants import BUGS, INTENDED, SHOWCASE
 from harness.suites.a2a_client.runner import A2AClientEnvironment, A2AClientScenarioResult
 from harness.suites.a2a_client.scenario import A2AClientScenario
 from harness.suites.a2a_client.target import ClientTarget, load_client_target

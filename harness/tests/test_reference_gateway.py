@@ -1,10 +1,10 @@
 """The reference gateway: correct by the seed's rules, and each mutant visibly broken on the wire.
 
 Seed ``000_08c89244bc50b181``. The pure frame mapping is tested on hand-built ADK events; the
-rest starts ``python -m harness.reference.gateway`` as a real subprocess (a real google-adk
-Runner on ADK's SQLite session store) against the fake model and the fake tool service, and
-reads real SSE off a socket. One reference process serves the module; each mutant gets its own
-process, started on first use and stopped (process group) at module teardown.
+rest starts ``python -m harness.suites.gateway.reference.server`` as a real subprocess (a real
+google-adk Runner on ADK's SQLite session store) against the fake model and the fake tool
+service, and reads real SSE off a socket. One reference process serves the module; each mutant
+gets its own process, started on first use and stopped (process group) at module teardown.
 """
 
 from __future__ import annotations
@@ -36,15 +36,15 @@ except ImportError as exc:  # pragma: no cover - the reference needs google-adk
 from harness.fakes.model import FakeModel
 from harness.fakes.tools import FakeTools
 from harness.protocol.gemini import ModelTurn
-from harness.reference.gateway import (
+from harness.suites.gateway.reference.mutants import BUGS
+from harness.suites.gateway.reference.server import (
     ConfigError,
     Settings,
     encode_frame,
     event_frames,
     parse_tokens,
 )
-from harness.reference.gateway import Gateway as GatewayApp
-from harness.reference.mutants import BUGS
+from harness.suites.gateway.reference.server import Gateway as GatewayApp
 
 REPO = Path(__file__).resolve().parents[2]
 ALICE = {"Authorization": "Bearer alice-token"}
@@ -184,7 +184,12 @@ async def start_gateway(
     )
     clean.update(env or {})
     fd, stderr_name = tempfile.mkstemp(prefix="gateway-stderr-", suffix=".log")
-    args = [sys.executable, "-m", "harness.reference.gateway", *(["--bug", bug] if bug else [])]
+    args = [
+        sys.executable,
+        "-m",
+        "harness.suites.gateway.reference.server",
+        *(["--bug", bug] if bug else []),
+    ]
     proc = await asyncio.create_subprocess_exec(
         *args,
         cwd=REPO,
@@ -470,7 +475,7 @@ async def _run_cli(*args: str, env: Mapping[str, str]) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "harness.reference.gateway",
+        "harness.suites.gateway.reference.server",
         *args,
         cwd=REPO,
         env=dict(env),

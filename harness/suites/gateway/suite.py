@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.reference.mutants import BUGS, INTENDED
+from harness.suites.gateway.reference.mutants import BUGS, INTENDED
 from harness.suites.gateway.scenario import GatewayScenario
 from harness.suites.gateway.target import DEFAULT_TARGET, load_target
 from harness.verdicts import Verdict

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.reference.client_mutants import BUGS, INTENDED
+from harness.suites.a2a_client.reference.mutants import BUGS, INTENDED
 from harness.suites.a2a_client.result import ClientRun, looks_like_result, parse_result_line
 from harness.suites.a2a_client.target import (
     DEFAULT_CLIENT_TARGET,
@@ -229,7 +229,7 @@ def test_a_bug_needs_a_target_that_takes_one() -> None:
 def test_the_bundled_reference_target_loads() -> None:
     reference = load_client_target(None)
     assert reference.name == "reference-client" and reference.bug_env == "STREAMPROOF_BUG"
-    assert reference.argv()[1:] == ["-m", "harness.reference.client"]
+    assert reference.argv()[1:] == ["-m", "harness.suites.a2a_client.reference.client"]
     assert load_client_target(DEFAULT_CLIENT_TARGET) == reference
 
 
@@ -280,7 +280,7 @@ def test_the_reference_lists_its_mutants_with_their_requirements() -> None:
     import sys
 
     out = subprocess.run(
-        [sys.executable, "-m", "harness.reference.client", "--list-bugs"],
+        [sys.executable, "-m", "harness.suites.a2a_client.reference.client", "--list-bugs"],
         capture_output=True,
         text=True,
         timeout=30,

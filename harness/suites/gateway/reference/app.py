@@ -1,7 +1,7 @@
 """The reference gateway's HTTP side: the aiohttp endpoints, bearer auth, a turn's stream, history.
 
 :class:`Gateway` serves ``/healthz``, ``POST /chat/{sessionId}`` (one ADK run, streamed as typed
-frames by :class:`~harness.reference.gateway_frames.FrameWriter`) and
+frames by :class:`~harness.suites.gateway.reference.frames.FrameWriter`) and
 ``GET /history/{sessionId}`` (the stored session). It owns the seed's disposal rules: the run is
 closed when the client goes away, on timeout, when a write fails and when the process stops.
 """
@@ -24,9 +24,9 @@ from google.adk.sessions import Session
 from google.adk.sessions.sqlite_session_service import SqliteSessionService
 from google.genai import types
 
-from harness.reference.agent import AGENT_NAME, APP_NAME, post_tool
-from harness.reference.gateway_config import Settings
-from harness.reference.gateway_frames import (
+from harness.suites.gateway.reference.agent import AGENT_NAME, APP_NAME, post_tool
+from harness.suites.gateway.reference.config import Settings
+from harness.suites.gateway.reference.frames import (
     DONE,
     RUN_FAILED,
     RUN_TIMED_OUT,

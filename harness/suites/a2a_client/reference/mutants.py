@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from harness.reference.catalog import BugCatalog
+from harness.bug_catalog import BugCatalog
 
 __all__ = [
     "BUGS",

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from harness.reference.catalog import UnknownBugError
-from harness.reference.mutants import check_bug
+from harness.bug_catalog import UnknownBugError
+from harness.suites.gateway.reference.mutants import check_bug
 
 DEFAULT_TOKENS: Final = "alice=alice-token,bob=bob-token"
 DEFAULT_MAX_LLM_CALLS: Final = 20

@@ -15,7 +15,7 @@ from typing import Any, Final
 from aiohttp import web
 from google.adk.events import Event
 
-from harness.reference.agent import AGENT_NAME
+from harness.suites.gateway.reference.agent import AGENT_NAME
 
 Frame = tuple[str, dict[str, Any]]
 """One typed frame before numbering: (event type, JSON payload)."""
