@@ -8,7 +8,7 @@ One document reads like the seed's worked example::
     kind: a2a-client
     requirements: [A2A-C-RECOVERY, A2A-C-SNAPSHOT-FIRST, A2A-C-ARTIFACTS-COMPLETE]
     client: {deadline: 90s, idle: 20s, prompt: "Summarise the market in three sections"}
-    task:                                   # the fake A2A server's timeline (a2a_script.py)
+    task:                                   # the fake A2A server's timeline (harness/fakes/a2a/script.py)
       - {at: 0s,  status: submitted}
       - {at: 12s, artifact: {id: summary, text: "Section 1 ..."}}
       - {at: 70s, artifact: {id: summary, append: true, text: "Section 3 ...", last: true}}
@@ -23,7 +23,7 @@ One document reads like the seed's worked example::
       tasks_created: 1
 
 ``task`` / ``reply`` / ``server`` are the fake server's script
-(:class:`~harness.fakes.a2a_script.A2AScript`, validated the same way); ``links.a2a`` is a
+(:class:`~harness.fakes.a2a.script.A2AScript`, validated the same way); ``links.a2a`` is a
 fault plan (:class:`~harness.faults.plan.Fault`). ``client.follow_up`` is the user's answer
 for a second turn: when the first turn ends input-required or auth-required, the client is
 run again with it and the task and context ids of its first result.
