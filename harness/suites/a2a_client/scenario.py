@@ -8,7 +8,7 @@ One document reads like the seed's worked example::
     kind: a2a-client
     requirements: [A2A-C-RECOVERY, A2A-C-SNAPSHOT-FIRST, A2A-C-ARTIFACTS-COMPLETE]
     client: {deadline: 90s, idle: 20s, prompt: "Summarise the market in three sections"}
-    task:                                   # the fake A2A server's timeline (harness/fakes/a2a/script.py)
+    task:                                   # the fake server's timeline (fakes/a2a/script.py)
       - {at: 0s,  status: submitted}
       - {at: 12s, artifact: {id: summary, text: "Section 1 ..."}}
       - {at: 70s, artifact: {id: summary, append: true, text: "Section 3 ...", last: true}}
