@@ -3,7 +3,7 @@
 DESIGN.md: every check is proven twice, once by the reference passing it and once by a mutant
 failing it. A mutant is the reference client started with ``--bug NAME`` (or
 ``STREAMPROOF_BUG=NAME``); it differs from the correct client in exactly one place, a small
-``if bug == ...`` hook in ``client.py``.
+``if bug == ...`` hook in ``client.py``, ``call.py`` or ``recovery.py``.
 
 Each entry names the seed passage it violates (seed ``001_a4aab3267c38e4f0``). ``SHOWCASE``
 names the bundled scenario where the intended requirement catches it. The registry is plain
