@@ -43,3 +43,28 @@ def test_a_check_that_imported_an_io_library_would_break_a_contract(tmp_path: Pa
     run = _lint_imports("--config", str(config))
     assert run.returncode != 0
     assert "BROKEN" in run.stdout and "harness.texts" in run.stdout
+
+
+def test_no_module_imports_itself_back() -> None:
+    """No import cycle among harness's modules (tests aside), typing-only imports included."""
+    grimp = pytest.importorskip("grimp")
+    graph = grimp.build_graph("harness")
+    modules = {m for m in graph.modules if ".tests" not in m}
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        path.append(module)
+        for imported in sorted(graph.find_modules_directly_imported_by(module) & modules):
+            if state.get(imported) == 1:
+                cycles.append([*path[path.index(imported) :], imported])
+            elif imported not in state:
+                visit(imported, path)
+        path.pop()
+        state[module] = 2
+
+    for module in sorted(modules):
+        if module not in state:
+            visit(module, [])
+    assert not cycles, "\n".join(" -> ".join(c) for c in cycles)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 from aiohttp import web
 
 from harness import sse
-from harness.fakes.a2a.ledger import FrameKind, SentFrame
+from harness.fakes.a2a.ledger import Ending, FrameKind, SentFrame
 from harness.fakes.a2a.script import ServerBehaviour
 from harness.fakes.a2a.state import (
     _Comment,
@@ -32,8 +32,44 @@ from harness.fakes.a2a.state import (
 )
 from harness.protocol import a2a
 
-if TYPE_CHECKING:
-    from harness.fakes.a2a.server import FakeA2AServer
+
+class _Fake(Protocol):
+    """What a call needs of the server that answers it (:class:`FakeA2AServer`); a protocol, so
+    the call and the server do not import each other."""
+
+    _stopping: bool
+
+    def _cut_reason(self, run: _Run) -> Ending: ...
+
+    def _cancel_task(self, run: _Run, live: _LiveTask) -> None: ...
+
+    def _create_task(
+        self, run: _Run, state: _RequestState, message: a2a.Message, sub: _Subscriber | None
+    ) -> _LiveTask: ...
+
+    def _continue_task(
+        self, run: _Run, live: _LiveTask, message: a2a.Message, sub: _Subscriber | None
+    ) -> None: ...
+
+    async def _send_json(
+        self,
+        run: _Run,
+        request: web.Request,
+        state: _RequestState,
+        payload: Any,
+        *,
+        status: int = 200,
+    ) -> web.StreamResponse: ...
+
+    async def _error_json(
+        self,
+        run: _Run,
+        request: web.Request,
+        state: _RequestState,
+        error: a2a.RpcError,
+        version: a2a.WireVersion | None,
+    ) -> web.StreamResponse: ...
+
 
 _POLL: Final = 0.02
 """Seconds between checks of a client's connection while the fake waits."""
@@ -63,7 +99,7 @@ class _Call:
 
     def __init__(
         self,
-        fake: FakeA2AServer,
+        fake: _Fake,
         run: _Run,
         request: web.Request,
         state: _RequestState,

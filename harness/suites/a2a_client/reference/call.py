@@ -28,7 +28,7 @@ from a2a.types import (
 )
 
 if TYPE_CHECKING:
-    from harness.suites.a2a_client.reference.client import Settings
+    from harness.suites.a2a_client.reference.settings import Settings
 
 PROG: Final = "streamproof-client"
 """The client's name: its logger's, and its log lines' prefix."""
