@@ -63,6 +63,17 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # `streamproof list | head`: the reader left; that is not an error of ours. Point
+        # stdout at nothing so the interpreter's final flush does not complain either.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "run":
         return _run(args)
@@ -128,18 +139,20 @@ def _validate(paths: Sequence[str]) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    report_dir = Path(args.report_dir)
+    # A report left by an earlier run must never pass for this one's.
+    for name in ("results.json", "junit.xml"):
+        (report_dir / name).unlink(missing_ok=True)
     paths = list(args.paths) or _default_paths()
     if not paths:
-        print("streamproof run: no PATH given and no scenarios/ folder found", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _bad_input(
+            report_dir, "streamproof run: no PATH given and no scenarios/ folder found"
+        )
     _, missing = _scenario_files(paths)
     if missing:
-        for m in missing:
-            print(f"{m}: no such file or folder", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _bad_input(report_dir, "\n".join(f"{m}: no such file or folder" for m in missing))
     if args.time_scale is not None and not args.time_scale > 0:
-        print("--time-scale must be a positive number", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _bad_input(report_dir, "--time-scale must be a positive number")
     if args.target is not None:
         from harness.session import target_kind
         from harness.suites import SUITES, suite
@@ -162,15 +175,12 @@ def _run(args: argparse.Namespace) -> int:
 
         names = [bug for kind in kinds() for bug in suite(kind).BUGS]
         if args.bug not in names:
-            print(
-                f"--bug {args.bug}: unknown; choose one of {', '.join(names)}",
-                file=sys.stderr,
+            return _bad_input(
+                report_dir, f"--bug {args.bug}: unknown; choose one of {', '.join(names)}"
             )
-            return EXIT_BAD_INPUT
 
     import pytest
 
-    report_dir = Path(args.report_dir)
     pytest_args = [
         *paths,
         "-p",
@@ -215,7 +225,42 @@ def _run(args: argparse.Namespace) -> int:
     if code == pytest.ExitCode.TESTS_FAILED:
         return EXIT_FAILED
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
-        print("streamproof run: no scenario found under " + ", ".join(paths), file=sys.stderr)
+        where = ", ".join(paths)
+        reason = (
+            f"streamproof run: no scenario under {where} matched -k {args.k!r}"
+            if args.k
+            else f"streamproof run: no scenario found under {where}"
+        )
+    else:
+        reason = f"streamproof run: pytest stopped with exit status {code} (see above)"
+    if (report_dir / "results.json").exists():
+        print(reason, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return _bad_input(report_dir, reason)
+
+
+def _bad_input(report_dir: Path, reason: str) -> int:
+    """Say why the run could not start, and leave a report that says so (never an old one)."""
+    print(reason, file=sys.stderr)
+    report = {
+        "tool": "streamproof",
+        "report_version": 1,
+        "summary": {
+            "scenarios": 0,
+            "passed": 0,
+            "failed": 0,
+            "skipped": 0,
+            "must_failures": 0,
+            "ok": False,
+            "error": reason,
+        },
+        "scenarios": [],
+    }
+    try:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        (report_dir / "results.json").write_text(json.dumps(report, indent=2) + "\n")
+    except OSError as exc:
+        print(f"streamproof: cannot write {report_dir / 'results.json'}: {exc}", file=sys.stderr)
     return EXIT_BAD_INPUT
 
 

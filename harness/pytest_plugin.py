@@ -74,6 +74,15 @@ def pytest_configure(config: pytest.Config) -> None:
         ("may", "a streamproof scenario built to test a MAY requirement"),
     ):
         config.addinivalue_line("markers", f"{name}: {text}")
+    bug = config.getoption("--streamproof-bug", None)
+    if bug:
+        from harness.suites import kinds, suite  # only when a mutant is asked for
+
+        names = [name for kind in kinds() for name in suite(kind).BUGS]
+        if bug not in names:
+            raise pytest.UsageError(
+                f"--streamproof-bug {bug}: unknown; choose one of {', '.join(names)}"
+            )
 
 
 def _is_scenario_file(path: Path, config: pytest.Config) -> bool:

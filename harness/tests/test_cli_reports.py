@@ -1,0 +1,103 @@
+"""A report is always the truth of the run that wrote it: bad input never leaves an earlier
+run's results.json behind, and an unknown mutant is bad input on every route."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _stale(report_dir: Path) -> None:
+    report_dir.mkdir(parents=True, exist_ok=True)
+    (report_dir / "results.json").write_text('{"summary": {"ok": true}, "stale": true}')
+    (report_dir / "junit.xml").write_text("<testsuites/>")
+
+
+def test_a_malformed_scenario_replaces_an_old_passing_report(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.scenario.yaml"
+    bad.write_text("id: x/y\ntitle: t\nrequirements: [GW-SSE-RESPONSE]\nmodel: 3\nrequest: hi\n")
+    reports = tmp_path / "reports"
+    _stale(reports)
+    run = _cli("run", str(bad), "--report-dir", str(reports), "-q")
+    assert run.returncode == 2, run.stdout + run.stderr
+    report = json.loads((reports / "results.json").read_text())
+    assert report["summary"]["ok"] is False and "stale" not in report
+    assert (
+        not (reports / "junit.xml").exists()
+        or "<testsuites/>" not in (reports / "junit.xml").read_text()
+    )
+
+
+def test_a_missing_path_and_a_selection_of_nothing_each_say_so_in_the_report(
+    tmp_path: Path,
+) -> None:
+    reports = tmp_path / "reports"
+    _stale(reports)
+    run = _cli("run", str(tmp_path / "nowhere"), "--report-dir", str(reports))
+    assert run.returncode == 2
+    assert (
+        "no such file or folder"
+        in json.loads((reports / "results.json").read_text())["summary"]["error"]
+    )
+    _stale(reports)
+    scenarios = str(ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml")
+    run = _cli("run", scenarios, "-k", "zzz-matches-nothing", "--report-dir", str(reports))
+    assert run.returncode == 2, run.stdout + run.stderr
+    error = json.loads((reports / "results.json").read_text())["summary"]["error"]
+    assert "matched -k 'zzz-matches-nothing'" in error
+
+
+def test_an_unknown_mutant_is_bad_input_through_the_plugin_too(tmp_path: Path) -> None:
+    scenarios = str(ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml")
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            scenarios,
+            "--streamproof-bug",
+            "typo-bug",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "streamproof_dirs=scenarios",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 4, run.stdout + run.stderr  # pytest's usage error
+    assert "--streamproof-bug typo-bug: unknown" in run.stderr
+
+
+def test_list_into_a_reader_that_left_exits_quietly() -> None:
+    """`streamproof list | head`: the reader is gone before the listing is written."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "list"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before the interpreter has even started: every write hits EPIPE
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0, stderr
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
