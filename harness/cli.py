@@ -7,6 +7,7 @@ scenario or target file, an unknown option, nothing to run).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -185,10 +186,6 @@ def _run(args: argparse.Namespace) -> int:
         *paths,
         "-p",
         "no:cacheprovider",
-        # Scenario items need no async test plugin; without this, pytest-asyncio (when
-        # installed) warns about its own unset options in every user's project.
-        "-p",
-        "no:asyncio",
         "-o",
         "testpaths=",
         "-o",
@@ -202,6 +199,11 @@ def _run(args: argparse.Namespace) -> int:
         f"--streamproof-report-dir={report_dir}",
         "-rfEs",
     ]
+    if importlib.util.find_spec("pytest_asyncio") is not None:
+        # Scenario items need no async test plugin, but when pytest-asyncio is installed it
+        # warns about its own unset option in every project; setting it keeps a run quiet
+        # (disabling the plugin instead warns about a project's own asyncio ini options).
+        pytest_args += ["-o", "asyncio_default_fixture_loop_scope=function"]
     if args.target:
         pytest_args.append(f"--streamproof-target={args.target}")
     if args.bug:

@@ -101,3 +101,10 @@ def test_list_into_a_reader_that_left_exits_quietly() -> None:
     stderr = proc.stderr.read()
     assert proc.wait(timeout=120) == 0, stderr
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
+
+
+def test_a_clean_run_in_this_repository_prints_no_warning(tmp_path: Path) -> None:
+    scenarios = str(ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml")
+    run = _cli("run", scenarios, "--report-dir", str(tmp_path), "-q")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Warning" not in run.stdout + run.stderr, run.stdout + run.stderr
