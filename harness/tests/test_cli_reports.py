@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness.tests.conftest import require_module
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -104,6 +106,7 @@ def test_list_into_a_reader_that_left_exits_quietly() -> None:
 
 
 def test_a_clean_run_in_this_repository_prints_no_warning(tmp_path: Path) -> None:
+    require_module("google.adk")
     scenarios = str(ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml")
     run = _cli("run", scenarios, "--report-dir", str(tmp_path), "-q")
     assert run.returncode == 0, run.stdout + run.stderr
