@@ -7,11 +7,13 @@ scenario or target file, an unknown option, nothing to run).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -219,9 +221,15 @@ def _run(args: argparse.Namespace) -> int:
     pytest_args.append("-q" if args.quiet else "-v")
     # Every path named on the command line holds scenarios, whatever the ini says.
     os.environ["STREAMPROOF_SCENARIO_PATHS"] = os.pathsep.join(str(Path(p)) for p in paths)
-    code = int(pytest.main(pytest_args))
+    with _signals_interrupt() as received:
+        code = int(pytest.main(pytest_args))
     _print_counts(report_dir / "results.json")
     print(f"streamproof: report in {report_dir / 'results.json'} and {report_dir / 'junit.xml'}")
+    if received:
+        # Interrupted: pytest's teardown closed the target's process group and the fakes and
+        # wrote the report; the exit status says which signal, never "bad input".
+        print(f"streamproof: interrupted by {signal.Signals(received[0]).name}", file=sys.stderr)
+        return 128 + received[0]
     if code == pytest.ExitCode.OK:
         return EXIT_OK
     if code == pytest.ExitCode.TESTS_FAILED:
@@ -239,6 +247,26 @@ def _run(args: argparse.Namespace) -> int:
         print(reason, file=sys.stderr)
         return EXIT_BAD_INPUT
     return _bad_input(report_dir, reason)
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[list[int]]:
+    """SIGTERM and SIGHUP stop the run as Ctrl-C does (a KeyboardInterrupt, so pytest tears down:
+    the target's process group is killed, the fakes closed, the report written); the list
+    collects the signal received. CI runners cancel jobs with SIGTERM."""
+    received: list[int] = []
+
+    def interrupt(signum: int, frame: object) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt(f"streamproof run interrupted by signal {signum}")
+
+    wanted = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+    previous = {sig: signal.signal(sig, interrupt) for sig in wanted}
+    try:
+        yield received
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _bad_input(report_dir: Path, reason: str) -> int:

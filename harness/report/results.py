@@ -61,7 +61,8 @@ def results_report(
             "failed": outcomes.count("failed"),
             "skipped": outcomes.count("skipped"),
             "must_failures": must_failures,
-            "ok": "failed" not in outcomes,
+            "ok": "failed" not in outcomes and int(exitstatus) != 2,
+            "interrupted": int(exitstatus) == 2,
             "verdicts": counts,
         },
         "requirements": {

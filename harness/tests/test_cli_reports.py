@@ -111,3 +111,63 @@ def test_a_clean_run_in_this_repository_prints_no_warning(tmp_path: Path) -> Non
     run = _cli("run", scenarios, "--report-dir", str(tmp_path), "-q")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "Warning" not in run.stdout + run.stderr, run.stdout + run.stderr
+
+
+def _processes_with(mark: str) -> list[int]:
+    """Pids whose environment holds ``mark`` (the target and anything it started)."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if mark.encode() in environ:
+            found.append(int(entry.name))
+    return found
+
+
+def test_sigterm_stops_the_run_with_143_a_report_and_no_process_left(tmp_path: Path) -> None:
+    """CI runners cancel a job with SIGTERM: the gateway's process group must not outlive it."""
+    require_module("google.adk")
+    import signal
+    import time
+    import uuid
+
+    import yaml
+
+    mark = f"streamproof-sigterm-{uuid.uuid4().hex}"
+    target = yaml.safe_load(
+        (ROOT / "harness/suites/gateway/reference-gateway.yaml").read_text(encoding="utf-8")
+    )
+    target["env"] = {**target.get("env", {}), "STREAMPROOF_TEST_MARK": mark}
+    target_file = tmp_path / "target.yaml"
+    target_file.write_text(yaml.safe_dump(target), encoding="utf-8")
+    reports = tmp_path / "reports"
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "harness.cli", "run", str(ROOT / "scenarios" / "gateway")),
+            *("--target", str(target_file), "--report-dir", str(reports), "-q"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while not _processes_with(mark) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _processes_with(mark), "the gateway never started"
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, output[-3000:]
+    time.sleep(0.5)
+    assert _processes_with(mark) == [], "the target outlived the run"
+    summary = json.loads((reports / "results.json").read_text())["summary"]
+    assert summary["interrupted"] is True and summary["ok"] is False
