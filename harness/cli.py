@@ -1,7 +1,8 @@
 """``streamproof``: run scenarios, validate them, list requirements, print the schema.
 
 Exit codes: 0 every enforced requirement holds; 1 one failed; 2 bad input (a malformed
-scenario or target file, an unknown option, nothing to run).
+scenario or target file, an unknown option, nothing to run); 3 the target could not be started
+or reached; 128 + the signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_TARGET = 0, 1, 2, 3
 
 BUNDLED_SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 
@@ -106,6 +107,16 @@ def _scenario_files(paths: Sequence[str]) -> tuple[list[Path], list[str]]:
         else:
             missing.append(raw)
     return files, missing
+
+
+def _only_target_errors(results: Path) -> bool:
+    """The run failed only because the target could not be started or reached: no MUST was
+    judged broken, and at least one scenario hit a target error."""
+    try:
+        summary = json.loads(results.read_text(encoding="utf-8"))["summary"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return bool(summary.get("target_errors")) and not summary.get("must_failures")
 
 
 def _print_counts(results: Path) -> None:
@@ -233,7 +244,7 @@ def _run(args: argparse.Namespace) -> int:
     if code == pytest.ExitCode.OK:
         return EXIT_OK
     if code == pytest.ExitCode.TESTS_FAILED:
-        return EXIT_FAILED
+        return EXIT_TARGET if _only_target_errors(report_dir / "results.json") else EXIT_FAILED
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         where = ", ".join(paths)
         reason = (

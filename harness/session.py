@@ -120,6 +120,8 @@ class HarnessSession:
             pytest.skip(str(exc))
         except BaseException as exc:
             record.update(outcome="failed", error=f"{type(exc).__name__}: {exc}")
+            if isinstance(exc, TargetError | TargetConfigError):
+                record["target_error"] = True  # the target could not be started or reached
             raise
         finally:
             record["duration_s"] = round(time.monotonic() - started, 3)

@@ -61,6 +61,7 @@ def results_report(
             "failed": outcomes.count("failed"),
             "skipped": outcomes.count("skipped"),
             "must_failures": must_failures,
+            "target_errors": sum(1 for r in records if r.get("target_error")),
             "ok": "failed" not in outcomes and int(exitstatus) != 2,
             "interrupted": int(exitstatus) == 2,
             "verdicts": counts,

@@ -171,3 +171,39 @@ def test_sigterm_stops_the_run_with_143_a_report_and_no_process_left(tmp_path: P
     assert _processes_with(mark) == [], "the target outlived the run"
     summary = json.loads((reports / "results.json").read_text())["summary"]
     assert summary["interrupted"] is True and summary["ok"] is False
+
+
+def test_a_fixed_port_already_taken_is_a_target_error_not_a_run_against_the_squatter(
+    tmp_path: Path,
+) -> None:
+    import socket
+
+    import yaml
+
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        target = yaml.safe_load(
+            (ROOT / "harness/suites/gateway/reference-gateway.yaml").read_text(encoding="utf-8")
+        )
+        target["port"] = port
+        target_file = tmp_path / "target.yaml"
+        target_file.write_text(yaml.safe_dump(target), encoding="utf-8")
+        scenarios = str(ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml")
+        run = _cli("run", scenarios, "--target", str(target_file), "--report-dir", str(tmp_path))
+    assert run.returncode == 3, run.stdout + run.stderr  # the target could not be started
+    assert f"port {port} (the target file's 'port') is already in use" in run.stdout
+    report = json.loads((tmp_path / "results.json").read_text())
+    assert report["summary"]["ok"] is False
+    assert not any(v for s in report["scenarios"] for v in s.get("verdicts", []))
+
+
+def test_a_client_command_that_does_not_exist_exits_3(tmp_path: Path) -> None:
+    target = tmp_path / "client.yaml"
+    target.write_text('kind: a2a-client\nname: nope\ncommand: ["/nonexistent/client"]\n')
+    scenario = str(ROOT / "scenarios" / "a2a_client" / "failed.yaml")
+    run = _cli("run", scenario, "--target", str(target), "--report-dir", str(tmp_path))
+    assert run.returncode == 3, run.stdout + run.stderr
+    summary = json.loads((tmp_path / "results.json").read_text())["summary"]
+    assert summary["target_errors"] == 1 and summary["must_failures"] == 0

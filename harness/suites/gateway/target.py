@@ -153,6 +153,13 @@ def _free_port() -> int:
         return port
 
 
+def _in_use(port: int) -> bool:
+    """Whether something already listens on 127.0.0.1:``port``."""
+    with socket.socket() as s:
+        s.settimeout(1.0)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 class RunningGateway:
     """A gateway the harness can talk to: a base URL, and the process if it started one."""
 
@@ -207,6 +214,12 @@ async def start_gateway(
         return gateway
     assert target.command is not None
     port = _free_port() if target.port == "auto" else target.port
+    if port and _in_use(port):
+        # Another process would answer readiness and the scenarios would run against it.
+        raise TargetError(
+            f"target {target.name!r}: port {port} (the target file's 'port') is already in use "
+            "on 127.0.0.1; stop what listens there, or use port: 0 or auto"
+        )
     env = {
         **_clean_environment(),
         **target.env,
