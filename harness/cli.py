@@ -109,6 +109,20 @@ def _scenario_files(paths: Sequence[str]) -> tuple[list[Path], list[str]]:
     return files, missing
 
 
+def _rerun_command(args: argparse.Namespace) -> list[str]:
+    """``streamproof run`` with this run's target, bug, time scale and strictness."""
+    command = ["streamproof", "run"]
+    if args.target:
+        command += ["--target", args.target]
+    if args.bug:
+        command += ["--bug", args.bug]
+    if args.time_scale is not None:
+        command += ["--time-scale", str(args.time_scale)]
+    if args.strict:
+        command.append("--strict")
+    return command
+
+
 def _only_target_errors(results: Path) -> bool:
     """The run failed only because the target could not be started or reached: no MUST was
     judged broken, and at least one scenario hit a target error."""
@@ -119,14 +133,17 @@ def _only_target_errors(results: Path) -> bool:
     return bool(summary.get("target_errors")) and not summary.get("must_failures")
 
 
-def _print_counts(results: Path) -> None:
-    """The verdict counts of the run just written (nothing when no report was written)."""
-    from harness.report import render_counts
+def _print_counts(results: Path, rerun: Sequence[str] = ()) -> None:
+    """The closing summary of the run just written (nothing when no report was written)."""
+    from harness.report.console import render_counts, render_summary
 
     try:
-        counts = json.loads(results.read_text(encoding="utf-8"))["summary"]["verdicts"]
+        report = json.loads(results.read_text(encoding="utf-8"))
+        counts = report["summary"]["verdicts"]
     except (OSError, ValueError, KeyError, TypeError):
         return
+    for line in render_summary(report, rerun):
+        print(line)
     print(f"streamproof: {render_counts(counts)}")
 
 
@@ -234,7 +251,7 @@ def _run(args: argparse.Namespace) -> int:
     os.environ["STREAMPROOF_SCENARIO_PATHS"] = os.pathsep.join(str(Path(p)) for p in paths)
     with _signals_interrupt() as received:
         code = int(pytest.main(pytest_args))
-    _print_counts(report_dir / "results.json")
+    _print_counts(report_dir / "results.json", _rerun_command(args))
     print(f"streamproof: report in {report_dir / 'results.json'} and {report_dir / 'junit.xml'}")
     if received:
         # Interrupted: pytest's teardown closed the target's process group and the fakes and

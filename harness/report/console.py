@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from harness.verdicts import Kind
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-__all__ = ["render_counts"]
+from harness.verdicts import Kind, Outcome
+
+__all__ = ["render_counts", "render_summary"]
 
 
 def render_counts(counts: dict[str, dict[str, int]]) -> str:
@@ -15,3 +19,33 @@ def render_counts(counts: dict[str, dict[str, int]]) -> str:
         f"{req['non-strict']} SHOULD unmet, {req['not-applicable']} not applicable, "
         f"{req['skip']} skipped; expectations: {exp['pass']} met, {exp['fail']} not met"
     )
+
+
+def render_summary(report: Mapping[str, Any], rerun: Sequence[str] = ()) -> list[str]:
+    """The closing lines for people: every unmet SHOULD by id and scenario (shown even without
+    ``--strict``), skipped scenarios grouped by reason, and per failed scenario the command that
+    reruns just it (``rerun`` is the run's own command line, without paths and ``-k``)."""
+    lines: list[str] = []
+    scenarios = report.get("scenarios", [])
+    unmet = [
+        f"  {v['requirement']} in {s['id']}"
+        for s in scenarios
+        for v in s.get("verdicts", [])
+        if v.get("outcome") == Outcome.NON_STRICT.value
+    ]
+    if unmet:
+        lines.append(f"SHOULD unmet ({len(unmet)}; they fail the run only with --strict):")
+        lines += unmet
+    skipped: dict[str, list[str]] = {}
+    for s in scenarios:
+        if s.get("outcome") == "skipped":
+            skipped.setdefault(str(s.get("error") or "no reason given"), []).append(s["id"])
+    for reason, ids in skipped.items():
+        lines.append(f"skipped ({len(ids)}): {reason}")
+        lines += [f"  {i}" for i in ids]
+    failed = [s for s in scenarios if s.get("outcome") == "failed"]
+    if failed and rerun:
+        lines.append("rerun a failed scenario alone:")
+        for s in failed:
+            lines.append("  " + shlex.join([*rerun, str(s["file"]), "-k", str(s["id"])]))
+    return lines

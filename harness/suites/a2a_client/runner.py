@@ -102,7 +102,7 @@ class A2AClientEnvironment:
         missing = scenario.missing_needs(self.target.declared)
         if missing:
             reason = missing_reason(self.target.name, missing, (), CLIENT_CAPABILITIES)
-            raise ScenarioSkipped(f"{reason}; scenario {scenario.id} needs it")
+            raise ScenarioSkipped(reason)
         scale = self.scale
         # The card advertises the link, so every call the client makes crosses it.
         self.fake.load(scenario.script, time_scale=scale, public_url=self._url + RPC_PATH)

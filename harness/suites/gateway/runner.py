@@ -138,7 +138,7 @@ class GatewayEnvironment:
             self.target.name, scenario.all_needs, self.target.declared, GATEWAY_CAPABILITIES
         )
         if missing is not None:
-            raise ScenarioSkipped(f"{missing}; scenario {scenario.id} needs it")
+            raise ScenarioSkipped(missing)
         which = "chat" if scenario.request.streaming else "chat_none"
         session_id = f"sp-{uuid.uuid4().hex[:16]}"
         # What the browser does goes through the browser link.
