@@ -177,13 +177,15 @@ def _run(args: argparse.Namespace) -> int:
     paths = list(args.paths) or _default_paths()
     if not paths:
         return _bad_input(
-            report_dir, "streamproof run: no PATH given and no scenarios/ folder found"
+            report_dir, "streamproof run: no PATH given and no scenarios/ folder found", args
         )
     _, missing = _scenario_files(paths)
     if missing:
-        return _bad_input(report_dir, "\n".join(f"{m}: no such file or folder" for m in missing))
+        return _bad_input(
+            report_dir, "\n".join(f"{m}: no such file or folder" for m in missing), args
+        )
     if args.time_scale is not None and not args.time_scale > 0:
-        return _bad_input(report_dir, "--time-scale must be a positive number")
+        return _bad_input(report_dir, "--time-scale must be a positive number", args)
     if args.target is not None:
         from harness.session import target_kind
         from harness.suites import SUITES, suite
@@ -191,23 +193,19 @@ def _run(args: argparse.Namespace) -> int:
 
         kind = target_kind(args.target) or "gateway"
         if kind not in SUITES:
-            print(
-                f"{args.target}: kind: unknown target kind {kind!r}; kinds are {', '.join(SUITES)}",
-                file=sys.stderr,
-            )
-            return EXIT_BAD_INPUT
+            reason = f"{args.target}: kind: unknown target kind {kind!r}; kinds are "
+            return _bad_input(report_dir, reason + ", ".join(SUITES), args)
         try:
             suite(kind).load_target(args.target)
         except TargetConfigError as exc:
-            print(str(exc), file=sys.stderr)
-            return EXIT_BAD_INPUT
+            return _bad_input(report_dir, str(exc), args)
     if args.bug is not None:
         from harness.suites import kinds, suite
 
         names = [bug for kind in kinds() for bug in suite(kind).BUGS]
         if args.bug not in names:
             return _bad_input(
-                report_dir, f"--bug {args.bug}: unknown; choose one of {', '.join(names)}"
+                report_dir, f"--bug {args.bug}: unknown; choose one of {', '.join(names)}", args
             )
 
     import pytest
@@ -274,7 +272,7 @@ def _run(args: argparse.Namespace) -> int:
     if (report_dir / "results.json").exists():
         print(reason, file=sys.stderr)
         return EXIT_BAD_INPUT
-    return _bad_input(report_dir, reason)
+    return _bad_input(report_dir, reason, args)
 
 
 @contextlib.contextmanager
@@ -297,23 +295,26 @@ def _signals_interrupt() -> Iterator[list[int]]:
             signal.signal(sig, handler)
 
 
-def _bad_input(report_dir: Path, reason: str) -> int:
-    """Say why the run could not start, and leave a report that says so (never an old one)."""
+def _bad_input(report_dir: Path, reason: str, args: argparse.Namespace) -> int:
+    """Say why the run could not start, and leave a report that says so (never an old one):
+    the same report a run writes, with no scenario, ``ok: false`` and the reason."""
+    import datetime as dt
+
+    from harness.durations import DEFAULT_TIME_SCALE
+    from harness.report.results import results_report
+
     print(reason, file=sys.stderr)
-    report = {
-        "tool": "streamproof",
-        "report_version": 1,
-        "summary": {
-            "scenarios": 0,
-            "passed": 0,
-            "failed": 0,
-            "skipped": 0,
-            "must_failures": 0,
-            "ok": False,
-            "error": reason,
-        },
-        "scenarios": [],
-    }
+    report = results_report(
+        [],
+        target_file=args.target,
+        bug=args.bug,
+        time_scale=args.time_scale or DEFAULT_TIME_SCALE,
+        strict=args.strict,
+        started_at=dt.datetime.now(dt.UTC),
+        duration_s=0.0,
+        exitstatus=int(EXIT_BAD_INPUT),
+    )
+    report["summary"].update(ok=False, interrupted=False, error=reason)
     try:
         report_dir.mkdir(parents=True, exist_ok=True)
         (report_dir / "results.json").write_text(json.dumps(report, indent=2) + "\n")

@@ -207,3 +207,16 @@ def test_a_client_command_that_does_not_exist_exits_3(tmp_path: Path) -> None:
     assert run.returncode == 3, run.stdout + run.stderr
     summary = json.loads((tmp_path / "results.json").read_text())["summary"]
     assert summary["target_errors"] == 1 and summary["must_failures"] == 0
+
+
+def test_a_bad_target_file_writes_a_report_that_says_so(tmp_path: Path) -> None:
+    target = tmp_path / "target.yaml"
+    target.write_text("kind: gateway\nname: g\n")  # neither command nor url
+    reports = tmp_path / "reports"
+    _stale(reports)
+    scenario = str(ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml")
+    run = _cli("run", scenario, "--target", str(target), "--report-dir", str(reports))
+    assert run.returncode == 2, run.stdout + run.stderr
+    report = json.loads((reports / "results.json").read_text())
+    assert report["summary"]["ok"] is False and "command" in report["summary"]["error"]
+    assert report["target_file"] == str(target) and report["report_version"] == 1

@@ -139,16 +139,19 @@ def error_frame_verdicts(obs: GatewayObservation) -> list[Verdict]:
         return skipped
     if obs.response.end == "client-closed":
         return [left_early(obs, rid)]
-    notes = [
-        info(
-            rid,
-            f"the model client retried {len(retried)} failed model call(s) "
-            f"({', '.join(f'#{c.index} HTTP {c.status}' for c in retried)}); a retry is the "
-            "client's choice, judged only by how the stream ends",
-        )
-        for retried in [_retries(obs)]
+    retried = _retries(obs)
+    notes = (
+        [
+            info(
+                rid,
+                f"the model client retried {len(retried)} failed model call(s) "
+                f"({', '.join(f'#{c.index} HTTP {c.status}' for c in retried)}); a retry is "
+                "the client's choice, judged only by how the stream ends",
+            )
+        ]
         if retried
-    ]
+        else []
+    )
     reasons = _run_failure_reasons(obs)
     if not reasons:
         return [*notes, not_applicable(rid, "not judged: the run did not fail")]
