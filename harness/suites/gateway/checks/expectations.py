@@ -117,9 +117,9 @@ def _script(obs: GatewayObservation) -> list[Verdict]:
             f"the run completed (done, no error) after {made} model call(s), but the scenario "
             f"scripts {scripted}: the agent never asked for the rest"
         )
-    if not problems and not any(a is not None for a in obs.scripted_agents):
-        if not (completed and isinstance(scripted, int)):
-            return []
+    names_agents = any(a is not None for a in obs.scripted_agents)
+    if not (problems or names_agents or (completed and isinstance(scripted, int))):
+        return []  # the script names no agent and the run did not complete: nothing to judge
     agents = compress([c.agent or "?" for c in obs.model_calls]) or "(none)"
     return [
         _verdict(
