@@ -58,6 +58,11 @@ class TargetProcess:
         self._readers: list[asyncio.Task[None]] = []
 
     @property
+    def pid(self) -> int | None:
+        """The started process's pid, which is also its process group's id."""
+        return None if self._proc is None else self._proc.pid
+
+    @property
     def returncode(self) -> int | None:
         return None if self._proc is None else self._proc.returncode
 

@@ -4,6 +4,7 @@ run's results.json behind, and an unknown mutant is bad input on every route."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -194,6 +195,7 @@ def test_a_fixed_port_already_taken_is_a_target_error_not_a_run_against_the_squa
         run = _cli("run", scenarios, "--target", str(target_file), "--report-dir", str(tmp_path))
     assert run.returncode == 3, run.stdout + run.stderr  # the target could not be started
     assert f"port {port} (the target file's 'port') is already in use" in run.stdout
+    assert f"on 127.0.0.1 (pid {os.getpid()})" in run.stdout  # who holds it, when visible
     report = json.loads((tmp_path / "results.json").read_text())
     assert report["summary"]["ok"] is False
     assert not any(v for s in report["scenarios"] for v in s.get("verdicts", []))

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 import aiohttp
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -24,6 +25,7 @@ from harness.durations import Duration
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.targets.files import load_target_file
 from harness.targets.process import TargetProcess
+from harness.targets.sockets import group_owns_listener, listener_pids
 
 DEFAULT_TARGET = Path(__file__).with_name("reference-gateway.yaml")
 
@@ -59,9 +61,21 @@ class Auth(_Model):
 
 
 class Ready(_Model):
-    path: str = "/"
-    """Any HTTP answer on this path means ready (connection refused means not yet)."""
+    """When the gateway counts as ready. Optional: without a ``path``, a started gateway is
+    ready once a process of its own process group listens on its port (so a stranger on that
+    port never passes for it); a gateway attached by ``url`` once it answers HTTP at all."""
+
+    path: str | None = None
+    """A path that answers 2xx once the gateway is ready (e.g. ``/healthz``); any other status
+    means not yet."""
     timeout: Duration = 60.0
+
+    @field_validator("path")
+    @classmethod
+    def _absolute(cls, v: str | None) -> str | None:
+        if v is not None and not v.startswith("/"):
+            raise ValueError(f"{v!r} must start with '/'")
+        return v
 
 
 class FakePorts(_Model):
@@ -160,6 +174,12 @@ def _in_use(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+def _holders(port: int) -> str:
+    """`` (pid 123)`` naming who listens on ``port``, when that can be seen."""
+    pids = listener_pids(port)
+    return f" (pid {', '.join(map(str, sorted(pids)))})" if pids else ""
+
+
 class RunningGateway:
     """A gateway the harness can talk to: a base URL, and the process if it started one."""
 
@@ -218,7 +238,7 @@ async def start_gateway(
         # Another process would answer readiness and the scenarios would run against it.
         raise TargetError(
             f"target {target.name!r}: port {port} (the target file's 'port') is already in use "
-            "on 127.0.0.1; stop what listens there, or use port: 0 or auto"
+            f"on 127.0.0.1{_holders(port)}; stop what listens there, or use port: 0 or auto"
         )
     env = {
         **_clean_environment(),
@@ -259,9 +279,11 @@ def _clean_environment() -> dict[str, str]:
 
 
 async def _wait_ready(gateway: RunningGateway, timeout: float) -> None:
+    """Wait (bounded) until the gateway is ready as :class:`Ready` defines it."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    url = gateway.base_url + gateway.target.ready.path
+    declared = gateway.target.ready.path
+    url = gateway.base_url + (declared or "/")
     last_error = "no attempt"
     async with aiohttp.ClientSession() as http:
         while True:
@@ -271,16 +293,41 @@ async def _wait_ready(gateway: RunningGateway, timeout: float) -> None:
                 raise TargetError(
                     f"target {gateway.target.name!r} never became ready: {gateway.crashed()}"
                 )
-            try:
-                async with http.get(url, timeout=aiohttp.ClientTimeout(total=2)) as resp:
-                    await resp.read()
+            owned: bool | None = None  # None: ask over HTTP
+            if declared is None and gateway.process is not None:
+                owned, last_error = _owns_port(gateway, gateway.process)
+                if owned is True:
                     return
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                last_error = f"{type(exc).__name__}: {exc}"
+            if owned is None:
+                try:
+                    async with http.get(url, timeout=aiohttp.ClientTimeout(total=2)) as resp:
+                        await resp.read()
+                        if declared is None or 200 <= resp.status < 300:
+                            return
+                        last_error = f"GET {url} answered {resp.status}"
+                except (aiohttp.ClientError, TimeoutError) as exc:
+                    last_error = f"GET {url}: {type(exc).__name__}: {exc}"
             if loop.time() >= deadline:
                 raise TargetError(
-                    f"target {gateway.target.name!r} did not answer GET {url} within "
-                    f"{timeout:g}s (last attempt: {last_error}).\n"
-                    f"Its output:\n{gateway.log() or '(attached by URL)'}"
+                    f"target {gateway.target.name!r} was not ready within {timeout:g}s "
+                    f"({last_error}).\nIts output:\n{gateway.log() or '(attached by URL)'}"
                 )
             await asyncio.sleep(0.1)
+
+
+def _owns_port(gateway: RunningGateway, process: TargetProcess) -> tuple[bool | None, str]:
+    """Whether the started process group listens on the gateway's port (None: cannot tell
+    here, ask over HTTP instead), and what to say if it never does."""
+    port = urlsplit(gateway.base_url).port
+    assert port is not None and process.pid is not None
+    owned = group_owns_listener(process.pid, port)
+    if owned is not False:
+        return owned, "no attempt"
+    holders = listener_pids(port) or set()
+    if holders:
+        return False, (
+            f"port {port} is held by pid {', '.join(map(str, sorted(holders)))}, not by the "
+            "target's process group; if the command hands off to another process (a "
+            "container, a daemon), declare ready.path"
+        )
+    return False, f"no process of the target's group listens on port {port} yet"
