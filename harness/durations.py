@@ -72,3 +72,14 @@ class TimeScale:
 
     def __repr__(self) -> str:
         return f"TimeScale({self.factor:g})"
+
+
+def on_both_clocks(real_s: float, time_scale: float, scenario_s: float | None = None) -> str:
+    """A duration on both clocks, real first: ``1.00s (10s scenario time)``; the real seconds
+    alone at scale 1. ``scenario_s`` is the scenario's own figure when it is not simply
+    ``real_s / time_scale`` (a floor that protects verdicts under load made the wait longer)."""
+    real = f"{real_s:.2f}s"
+    scenario = real_s / time_scale if scenario_s is None else scenario_s
+    if abs(scenario - real_s) < 0.005:
+        return real
+    return f"{real} ({scenario:.3g}s scenario time)"

@@ -37,3 +37,13 @@ def test_time_scale() -> None:
     assert TimeScale(0.1)(40.0) == pytest.approx(4.0)
     with pytest.raises(ValueError, match="positive"):
         TimeScale(0)
+
+
+def test_a_duration_is_stated_on_both_clocks_unless_they_agree() -> None:
+    from harness.durations import on_both_clocks
+
+    assert on_both_clocks(1.0, 0.1) == "1.00s (10s scenario time)"
+    assert on_both_clocks(2.5, 1.0) == "2.50s"
+    # a floor raised the real wait above the scaled figure: the scenario's own value is quoted
+    assert on_both_clocks(10.0, 0.1, 60.0) == "10.00s (60s scenario time)"
+    assert on_both_clocks(6.0, 1.0, 6.0) == "6.00s"

@@ -128,6 +128,7 @@ class A2AClientEnvironment:
                 task_id=task_id,
                 context_id=context_id,
                 bug=self.bug,
+                time_scale=self.scale.factor,
             )
 
         turns = [await turn(0, scenario.client.prompt, None, None)]

@@ -31,7 +31,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harness.capabilities import ClientCapability, Wire
-from harness.durations import Duration
+from harness.durations import Duration, on_both_clocks
 from harness.suites.a2a_client.result import (
     ClientFailure,
     ClientResult,
@@ -219,9 +219,11 @@ async def run_client_turn(
     task_id: str | None = None,
     context_id: str | None = None,
     bug: str | None = None,
+    time_scale: float = 1.0,
 ) -> ClientRun:
     """Run the client once and record what it did. ``deadline_s``, ``idle_s`` and ``grace_s``
-    are already scaled; ``epoch`` is the scenario's ``time.monotonic()`` origin.
+    are already scaled (by ``time_scale``, which messages use to give both clocks); ``epoch``
+    is the scenario's ``time.monotonic()`` origin.
 
     The process may run ``deadline_s + max(grace_s, 1 s) + startup_grace``; then it is killed
     and the turn is a ``hang``. Raises :class:`TargetConfigError` for a ``bug`` the target
@@ -238,6 +240,8 @@ async def run_client_turn(
         bug=bug,
     )
     bound = deadline_s + max(grace_s, MIN_GRACE_S) + target.startup_grace
+    running_for = f"still running {on_both_clocks(bound, time_scale)} after it started"
+    deadline_text = f"deadline {on_both_clocks(deadline_s, time_scale)} + grace"
     process = _ClientProcess(target.name, target.argv(), env)
     output = _TimedOutput()
     process.output = output
@@ -284,8 +288,7 @@ async def run_client_turn(
             if not exited:
                 failure = _failure(
                     "hang",
-                    f"the client was still running {bound:g}s after it started (deadline "
-                    f"{deadline_s:g}s + grace) and was killed; {problem}",
+                    f"the client was {running_for} ({deadline_text}) and was killed; {problem}",
                     stdout,
                     stderr,
                 )
@@ -299,8 +302,8 @@ async def run_client_turn(
         if not exited:
             failure = _failure(
                 "hang",
-                f"the client printed no result and was still running {bound:g}s after it "
-                f"started (deadline {deadline_s:g}s + grace); it was killed",
+                f"the client printed no result and was {running_for} ({deadline_text}); "
+                "it was killed",
                 stdout,
                 stderr,
             )
@@ -324,8 +327,7 @@ async def run_client_turn(
         # what counts), yet the contract says the client exits; the harness killed it.
         failure = _failure(
             "hang",
-            f"the client printed its result but was still running {bound:g}s after it started; "
-            "it was killed",
+            f"the client printed its result but was {running_for}; it was killed",
             stdout,
             stderr,
         )

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.durations import on_both_clocks
 from harness.fakes.records import ModelCall, ToolCall
 from harness.faults.records import LinkEvent
 from harness.suites.gateway.scenario import GatewayExpect, GatewayLimits
@@ -106,8 +107,18 @@ class GatewayObservation(_Record):
     expect: GatewayExpect = GatewayExpect()
     limits: GatewayLimits = GatewayLimits()
     time_scale: float = 1.0
+    stream_wait_s: float | None = None
+    """The real seconds the harness waited for the stream's end: the scenario's scaled
+    ``run_timeout``, never below a floor that protects verdicts under load."""
     target_log: str = ""
     """The tail of the target's stdout and stderr, when the harness started it."""
+
+    def stream_wait(self) -> str:
+        """How long the stream was given to end, on both clocks (``10.00s (60s scenario
+        time)``), for messages about a stream still open at the end of that wait."""
+        run_timeout = self.limits.run_timeout
+        real = self.stream_wait_s if self.stream_wait_s is not None else run_timeout
+        return on_both_clocks(real, self.time_scale, run_timeout)
 
     def frame_log(self, limit: int = 60) -> str:
         """The frames as the seed writes them: ``id:3  event:delta  {...}``."""

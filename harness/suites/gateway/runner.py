@@ -159,13 +159,14 @@ class GatewayEnvironment:
         for link in self.links.values():
             link.set_epoch(t0)
         request = scenario.request
+        stream_wait = max(self.scale(scenario.limits.run_timeout), MIN_RUN_TIMEOUT)
         async with aiohttp.ClientSession() as http:
             response, frames = await _stream_chat(
                 http,
                 endpoint,
                 request.text,
                 headers,
-                timeout=max(self.scale(scenario.limits.run_timeout), MIN_RUN_TIMEOUT),
+                timeout=stream_wait,
                 t0=t0,
                 disconnect_after=request.disconnect_after_frames,
             )
@@ -221,6 +222,7 @@ class GatewayEnvironment:
             expect=scenario.expect,
             limits=scenario.limits,
             time_scale=self.scale.factor,
+            stream_wait_s=stream_wait,
             target_log=gateway.log(),
         )
         return ScenarioResult(observation, tuple(check_gateway(observation)))
@@ -300,7 +302,7 @@ async def _stream_chat(
                 add(decoder.close())
                 return result("clean"), frames
     except TimeoutError:
-        return result("timeout", f"no end of stream within {timeout:g}s"), frames
+        return result("timeout", f"no end of stream within {timeout:.2f}s real time"), frames
     except aiohttp.ClientConnectorError as exc:
         return result("refused", f"{type(exc).__name__}: {exc}"), frames
     except aiohttp.ClientError as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from harness.durations import on_both_clocks
 from harness.fakes.a2a.ledger import TaskEventRecord
 from harness.requirements import not_applicable
 from harness.suites.a2a_client.checks.exchanges import (
@@ -40,10 +41,7 @@ def slack(obs: A2AClientObservation) -> float:
 
 def _secs(obs: A2AClientObservation, seconds: float) -> str:
     """``5.1s`` or, under a time scale, ``5.1s (51s scenario time)``."""
-    real = f"{seconds:.2f}s"
-    if obs.time_scale == 1.0:
-        return real
-    return f"{real} ({seconds / obs.time_scale:.3g}s scenario time)"
+    return on_both_clocks(seconds, obs.time_scale)
 
 
 def _label(turn: ClientRun) -> str:

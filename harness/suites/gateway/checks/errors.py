@@ -165,8 +165,7 @@ def error_frame_verdicts(obs: GatewayObservation) -> list[Verdict]:
         problems.append(f"{reasons[0]}, but {label(done)} came before the first error frame")
     if obs.response.end == "timeout":
         problems.append(
-            f"{reasons[0]}, and the stream was still open after {obs.limits.run_timeout:g}s "
-            "(it hung)"
+            f"{reasons[0]}, and the stream was still open after {obs.stream_wait()} (it hung)"
         )
     return [
         *notes,

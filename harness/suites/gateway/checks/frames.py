@@ -352,8 +352,7 @@ def stream_terminal_verdicts(obs: GatewayObservation) -> list[Verdict]:
     problems: list[str] = []
     if response.end == "timeout":
         problems.append(
-            f"the stream was still open after {obs.limits.run_timeout:g}s: the gateway never "
-            "ended it"
+            f"the stream was still open after {obs.stream_wait()}: the gateway never ended it"
         )
     elif response.end == "error":
         detail = f" ({response.error})" if response.error else ""

@@ -265,8 +265,8 @@ def llm_budget_verdicts(obs: GatewayObservation) -> list[Verdict]:
         )
     elif obs.response.end == "timeout":
         problems.append(
-            f"the loop was not stopped: the stream was still open after "
-            f"{obs.limits.run_timeout:g}s with {calls} model call(s) made"
+            f"the loop was not stopped: the stream was still open after {obs.stream_wait()} "
+            f"with {calls} model call(s) made"
         )
     return [
         from_violations(

@@ -71,5 +71,5 @@ def test_new_calls_after_the_browser_left_fail() -> None:
     obs = _left(_call(0, 0.05, 0.1), _call(1, 0.25, 0.3), _call(2, 1.5, 1.6), tools=(late_tool,))
     verdict = one(dispose_verdicts(obs), "GW-DISPOSE")  # type: ignore[arg-type]
     assert verdict.outcome is Outcome.FAIL
-    assert "model call #2 started 1.10s after" in verdict.message
-    assert "tool lookupOrder ran 1.60s after" in verdict.message
+    assert "model call #2 started 1.10s (11s scenario time) after" in verdict.message
+    assert "tool lookupOrder ran 1.60s (16s scenario time) after" in verdict.message

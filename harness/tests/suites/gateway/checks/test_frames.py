@@ -375,11 +375,14 @@ def test_a_stream_still_open_at_the_run_timeout_fails() -> None:
         frames=frames(tool_call("lookupOrder"), tool_result()),
         response=ChatResponse(status=200, content_type="text/event-stream", end="timeout"),
         limits=GatewayLimits(run_timeout="7s"),
+        time_scale=0.1,
+        stream_wait_s=10.0,  # the scaled 0.7 s was raised to the harness's floor
     )
     assert_fails(
         stream_terminal_verdicts(obs),
         "GW-STREAM-TERMINAL",
-        "the stream was still open after 7s: the gateway never ended it",
+        # both clocks: what the harness waited, and the scenario's own figure
+        "the stream was still open after 10.00s (7s scenario time): the gateway never ended it",
     )
 
 

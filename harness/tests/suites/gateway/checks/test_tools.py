@@ -277,7 +277,8 @@ def test_a_loop_that_never_ends_fails() -> None:
     assert_fails(
         llm_budget_verdicts(obs),
         "GW-LLM-BUDGET",
-        "the loop was not stopped: the stream was still open after 30s with 30 model call(s) made",
+        "the loop was not stopped: the stream was still open after 30.00s with 30 model call(s) "
+        "made",
     )
 
 
