@@ -16,6 +16,10 @@ import signal
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pytest
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_TARGET = 0, 1, 2, 3
 
@@ -247,8 +251,9 @@ def _run(args: argparse.Namespace) -> int:
     pytest_args.append("-q" if args.quiet else "-v")
     # Every path named on the command line holds scenarios, whatever the ini says.
     os.environ["STREAMPROOF_SCENARIO_PATHS"] = os.pathsep.join(str(Path(p)) for p in paths)
+    tally = _Tally()
     with _signals_interrupt() as received:
-        code = int(pytest.main(pytest_args))
+        code = int(pytest.main(pytest_args, plugins=[tally]))
     _print_counts(report_dir / "results.json", _rerun_command(args))
     print(f"streamproof: report in {report_dir / 'results.json'} and {report_dir / 'junit.xml'}")
     if received:
@@ -263,8 +268,9 @@ def _run(args: argparse.Namespace) -> int:
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         where = ", ".join(paths)
         reason = (
-            f"streamproof run: no scenario under {where} matched -k {args.k!r}"
-            if args.k
+            f"streamproof run: -k {args.k!r} selected none of the {tally.collected} "
+            f"scenario(s) found under {where} ({tally.deselected} deselected)"
+            if args.k and tally.collected
             else f"streamproof run: no scenario found under {where}"
         )
     else:
@@ -273,6 +279,23 @@ def _run(args: argparse.Namespace) -> int:
         print(reason, file=sys.stderr)
         return EXIT_BAD_INPUT
     return _bad_input(report_dir, reason, args)
+
+
+class _Tally:
+    """A pytest plugin object counting the scenarios collected and deselected, so a ``-k``
+    that selects nothing can say what it left out."""
+
+    def __init__(self) -> None:
+        self.collected = 0
+        self.deselected = 0
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        from harness.pytest_plugin import ScenarioItem
+
+        self.collected += sum(1 for node in report.result if isinstance(node, ScenarioItem))
+
+    def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
+        self.deselected += len(items)
 
 
 @contextlib.contextmanager
