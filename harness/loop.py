@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+import time
+from collections.abc import Callable, Coroutine
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
@@ -30,14 +31,36 @@ class BackgroundLoop:
     def loop(self) -> asyncio.AbstractEventLoop:
         return self._loop
 
-    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        """Run ``coro`` on the loop and wait for it; cancel it if ``timeout`` passes."""
+    def run(
+        self,
+        coro: Coroutine[Any, Any, T],
+        timeout: float | None = None,
+        *,
+        tick: Callable[[float], None] | None = None,
+        every: float = 1.0,
+    ) -> T:
+        """Run ``coro`` on the loop and wait for it; cancel it if ``timeout`` passes. While it
+        runs, ``tick`` is called in the waiting thread every ``every`` seconds with the seconds
+        elapsed (for a progress display, which must write from the thread that owns the
+        terminal)."""
         future = asyncio.run_coroutine_threadsafe(coro, self._loop)
-        try:
-            return future.result(timeout)
-        except FutureTimeout:
-            future.cancel()
-            raise TimeoutError(f"harness operation did not finish within {timeout:.1f}s") from None
+        started = time.monotonic()
+        deadline = None if timeout is None else started + timeout
+        while True:
+            wait = None if tick is None else every
+            if deadline is not None:
+                left = max(deadline - time.monotonic(), 0.0)
+                wait = left if wait is None else min(wait, left)
+            try:
+                return future.result(wait)
+            except FutureTimeout:
+                if deadline is not None and time.monotonic() >= deadline:
+                    future.cancel()
+                    raise TimeoutError(
+                        f"harness operation did not finish within {timeout:.1f}s"
+                    ) from None
+                if tick is not None:
+                    tick(time.monotonic() - started)
 
     def close(self) -> None:
         if not self._loop.is_running():

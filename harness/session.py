@@ -11,6 +11,7 @@ import contextlib
 import datetime as dt
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -96,8 +97,12 @@ class HarnessSession:
             )
         return suite(kind).environment(self.target_file, bug=self.bug, time_scale=self.time_scale)
 
-    def run_item(self, item: ScenarioItem) -> str | None:
-        """Run one scenario; the failure report, or None when every enforced rule holds."""
+    def run_item(
+        self, item: ScenarioItem, progress: Callable[[str], None] | None = None
+    ) -> str | None:
+        """Run one scenario; the failure report, or None when every enforced rule holds.
+        ``progress`` is told, about once a second, how far the scenario has come in scenario
+        time against its horizon (its ``run_timeout``)."""
         scenario = item.loaded.scenario
         record: dict[str, Any] = {
             "id": scenario.id,
@@ -114,7 +119,15 @@ class HarnessSession:
             record["target"] = env.target_label
             assert self._loop is not None
             budget = env.scale(scenario.limits.run_timeout) + 60.0
-            result: Any = self._loop.run(env.run(scenario), timeout=budget)
+            tick = None
+            if progress is not None:
+                horizon = scenario.horizon
+                scale = self.time_scale
+
+                def tick(real_s: float) -> None:
+                    progress(f"{real_s / scale:.0f}s of {horizon:g}s scenario time")
+
+            result: Any = self._loop.run(env.run(scenario), timeout=budget, tick=tick)
         except ScenarioSkipped as exc:
             record.update(outcome="skipped", error=str(exc))
             pytest.skip(str(exc))

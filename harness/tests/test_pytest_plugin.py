@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -68,3 +69,78 @@ def test_plugin_import_is_cheap() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+SLOW = """\
+id: gateway/slow-enough-to-show-progress
+title: two chunks 1.3 s apart
+requirements: [GW-STREAM-TERMINAL]
+model:
+  - chunks: ["one ", "two"]
+    chunk_delay: 1300ms
+request: hello
+"""
+
+
+def _run_in_terminal(args: list[str], timeout: float = 120) -> tuple[int, bytes]:
+    """Run ``streamproof run ARGS`` with a pseudo-terminal as its stdout and stderr."""
+    import os
+    import pty
+    import select
+    import time
+
+    main, child = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "run", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=child,
+        stderr=child,
+    )
+    os.close(child)
+    out = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([main], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(main, 65536)
+                except OSError:  # the child closed its side
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            elif proc.poll() is not None:
+                break
+    finally:
+        os.close(main)
+        if proc.poll() is None:
+            proc.kill()
+    return proc.wait(10), out
+
+
+def test_a_long_scenario_shows_its_progress_on_a_terminal_and_erases_it(tmp_path: Path) -> None:
+    scenario = tmp_path / "slow.yaml"
+    scenario.write_text(SLOW)
+    args = [str(scenario), "--time-scale", "1", "--report-dir", str(tmp_path / "r")]
+    code, out = _run_in_terminal(args)
+    assert code == 0, out.decode(errors="replace")[-3000:]
+    note = b" [1s of 30s scenario time]"
+    assert note in out
+    # Erased before the outcome: backspaces over the note, blanks, backspaces, then PASSED.
+    erase = b"\b" * len(note) + b" " * len(note) + b"\b" * len(note)
+    assert erase in out and out.index(erase) < out.index(b"PASSED")
+
+
+def test_no_progress_when_the_output_is_not_a_terminal(tmp_path: Path) -> None:
+    scenario = tmp_path / "slow.yaml"
+    scenario.write_text(SLOW)
+    args = [str(scenario), "--time-scale", "1", "--report-dir", str(tmp_path / "r")]
+    run = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", *args],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout.decode(errors="replace")[-3000:]
+    assert b"scenario time]" not in run.stdout and b"\b" not in run.stdout

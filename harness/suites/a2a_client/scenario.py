@@ -251,6 +251,13 @@ class A2AClientScenario(_Model):
             )
         return self
 
+    @property
+    def horizon(self) -> float:
+        """How long the scenario lasts at most in scenario time, for a progress display: the
+        call's deadline, once per turn."""
+        turns = 2 if self.client.follow_up is not None else 1
+        return turns * self.client.deadline
+
     def missing_needs(self, declared: frozenset[str]) -> list[str]:
         """What this scenario needs that a client declaring ``declared`` lacks."""
         needs: list[str] = list(self.needs)

@@ -145,6 +145,12 @@ class GatewayScenario(_Model):
             agents += [turn.agent] * int(turn.times)
         return tuple(agents)
 
+    @property
+    def horizon(self) -> float:
+        """How long the scenario lasts at most in scenario time, for a progress display: the
+        time the stream is given to end."""
+        return self.limits.run_timeout
+
 
 __all__ = [
     "MARKER_PLACEHOLDER",
