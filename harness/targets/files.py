@@ -28,6 +28,14 @@ def load_target_file[M: BaseModel](file: Path, model: type[M], kind: str) -> M:
     declared = data.get("kind", kind)
     if declared != kind:
         raise TargetConfigError(f"{file}: kind: expected {kind!r}, found {declared!r}")
+    cwd = data.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        # A relative working directory means relative to the target file, wherever the run
+        # starts; it must exist now, not fail later as a crash of the target.
+        folder = (file.parent / cwd).resolve()
+        if not folder.is_dir():
+            raise TargetConfigError(f"{file}: cwd: {cwd!r} is not a folder (looked at {folder})")
+        data = {**data, "cwd": str(folder)}
     try:
         return model.model_validate(data)
     except ValidationError as exc:

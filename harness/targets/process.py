@@ -49,10 +49,14 @@ class OutputTail:
 class TargetProcess:
     """One started command. Use :meth:`start`, then :meth:`close` (always)."""
 
-    def __init__(self, name: str, argv: Sequence[str], env: Mapping[str, str]) -> None:
+    def __init__(
+        self, name: str, argv: Sequence[str], env: Mapping[str, str], cwd: str | None = None
+    ) -> None:
         self.name = name
         self.argv = list(argv)
         self.env = dict(env)
+        self.cwd = cwd
+        """The folder the command runs in; None: the harness's own working directory."""
         self.output = OutputTail()
         self._proc: asyncio.subprocess.Process | None = None
         self._readers: list[asyncio.Task[None]] = []
@@ -71,6 +75,7 @@ class TargetProcess:
             self._proc = await asyncio.create_subprocess_exec(
                 *self.argv,
                 env=self.env,
+                cwd=self.cwd,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,

@@ -72,6 +72,9 @@ class ClientTarget(_Model):
     name: str = Field("a2a-client", min_length=1)
     command: tuple[str, ...] = Field(min_length=1)
     """argv; ``{python}`` is replaced by the harness's interpreter."""
+    cwd: str | None = None
+    """The folder the command runs in, relative to the target file; default: the folder
+    streamproof runs in."""
     env: dict[str, str] = Field(default_factory=dict)
     startup_grace: Duration = 0.0
     """Real seconds added to every turn's bound for the runtime to boot (not scaled)."""
@@ -242,7 +245,7 @@ async def run_client_turn(
     bound = deadline_s + max(grace_s, MIN_GRACE_S) + target.startup_grace
     running_for = f"still running {on_both_clocks(bound, time_scale)} after it started"
     deadline_text = f"deadline {on_both_clocks(deadline_s, time_scale)} + grace"
-    process = _ClientProcess(target.name, target.argv(), env)
+    process = _ClientProcess(target.name, target.argv(), env, cwd=target.cwd)
     output = _TimedOutput()
     process.output = output
     t_start = time.monotonic()

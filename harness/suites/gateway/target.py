@@ -93,6 +93,9 @@ class GatewayTarget(_Model):
     command: tuple[str, ...] | None = None
     """argv; ``{python}`` is replaced by the harness's interpreter."""
     url: str | None = None
+    cwd: str | None = None
+    """The folder the command runs in, relative to the target file; default: the folder
+    streamproof runs in."""
     env: dict[str, str] = Field(default_factory=dict)
     port: int | Literal["auto"] = 0
     """0: the gateway picks a port and prints it; ``auto``: the harness picks a free port."""
@@ -115,6 +118,8 @@ class GatewayTarget(_Model):
             raise ValueError("a target needs exactly one of 'command' or 'url'")
         if self.command is not None and not self.command:
             raise ValueError("'command' must not be empty")
+        if self.cwd is not None and self.command is None:
+            raise ValueError("'cwd' is where the command runs; a target attached by url has none")
         try:
             re.compile(self.listening_pattern)
         except re.error as exc:
@@ -249,7 +254,7 @@ async def start_gateway(
     if bug is not None and target.bug_env is not None:
         env[target.bug_env] = bug
     argv = [sys.executable if part == "{python}" else part for part in target.command]
-    process = TargetProcess(target.name, argv, env)
+    process = TargetProcess(target.name, argv, env, cwd=target.cwd)
     await process.start()
     try:
         if port == 0:
