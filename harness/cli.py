@@ -8,15 +8,16 @@ or reached; 128 + the signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGH
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
 import json
 import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from harness.interrupts import Interrupts
 
 if TYPE_CHECKING:
     import pytest
@@ -252,15 +253,22 @@ def _run(args: argparse.Namespace) -> int:
     # Every path named on the command line holds scenarios, whatever the ini says.
     os.environ["STREAMPROOF_SCENARIO_PATHS"] = os.pathsep.join(str(Path(p)) for p in paths)
     tally = _Tally()
-    with _signals_interrupt() as received:
+    # SIGTERM and SIGHUP stop the run as Ctrl-C does, so pytest's teardown kills the target's
+    # process group, closes the fakes and writes the report.
+    interrupts = Interrupts()
+    interrupts.install()
+    try:
         code = int(pytest.main(pytest_args, plugins=[tally]))
+    finally:
+        interrupts.restore()
     _print_counts(report_dir / "results.json", _rerun_command(args))
     print(f"streamproof: report in {report_dir / 'results.json'} and {report_dir / 'junit.xml'}")
-    if received:
+    if interrupts.exit_status is not None:
         # Interrupted: pytest's teardown closed the target's process group and the fakes and
         # wrote the report; the exit status says which signal, never "bad input".
-        print(f"streamproof: interrupted by {signal.Signals(received[0]).name}", file=sys.stderr)
-        return 128 + received[0]
+        name = signal.Signals(interrupts.received[0]).name
+        print(f"streamproof: interrupted by {name}", file=sys.stderr)
+        return interrupts.exit_status
     if code == pytest.ExitCode.OK:
         return EXIT_OK
     if code == pytest.ExitCode.TESTS_FAILED:
@@ -296,26 +304,6 @@ class _Tally:
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.deselected += len(items)
-
-
-@contextlib.contextmanager
-def _signals_interrupt() -> Iterator[list[int]]:
-    """SIGTERM and SIGHUP stop the run as Ctrl-C does (a KeyboardInterrupt, so pytest tears down:
-    the target's process group is killed, the fakes closed, the report written); the list
-    collects the signal received. CI runners cancel jobs with SIGTERM."""
-    received: list[int] = []
-
-    def interrupt(signum: int, frame: object) -> None:
-        received.append(signum)
-        raise KeyboardInterrupt(f"streamproof run interrupted by signal {signum}")
-
-    wanted = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
-    previous = {sig: signal.signal(sig, interrupt) for sig in wanted}
-    try:
-        yield received
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _bad_input(report_dir: Path, reason: str, args: argparse.Namespace) -> int:

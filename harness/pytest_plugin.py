@@ -221,3 +221,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     holder = session.config.stash.get(_SESSION_KEY, None)
     if holder is not None:
         holder.finish(exitstatus)
+        if holder.interrupts.exit_status is not None:
+            # Killed by a signal, as a shell reports it (130 SIGINT, 143 SIGTERM, 129 SIGHUP),
+            # rather than pytest's generic "interrupted".
+            session.exitstatus = holder.interrupts.exit_status

@@ -20,6 +20,7 @@ import yaml
 
 from harness.capabilities import ScenarioSkipped
 from harness.durations import DEFAULT_TIME_SCALE
+from harness.interrupts import Interrupts
 from harness.loop import BackgroundLoop
 from harness.report.results import results_report
 from harness.suites import suite
@@ -66,6 +67,11 @@ class HarnessSession:
         self._loop: BackgroundLoop | None = None
         self._envs: dict[str, Environment] = {}
         self._start_errors: dict[str, BaseException] = {}
+        # Under plain pytest, SIGTERM and SIGHUP would kill the process and orphan the target:
+        # make them interrupt like Ctrl-C while scenarios run (unless the program running
+        # pytest, such as `streamproof run`, handles them itself).
+        self.interrupts = Interrupts()
+        self.interrupts.install(only_defaults=True)
 
     # --- environment ----------------------------------------------------------------------
 
@@ -156,6 +162,7 @@ class HarnessSession:
     # --- end of session -------------------------------------------------------------------
 
     def finish(self, exitstatus: int) -> None:
+        self.interrupts.restore()
         try:
             for env in self._envs.values():
                 if self._loop is not None:

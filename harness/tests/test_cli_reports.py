@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 from harness.tests.conftest import require_module
 
 ROOT = Path(__file__).resolve().parents[2]
+_CLI = [sys.executable, "-m", "harness.cli"]
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -136,49 +139,108 @@ def _processes_with(mark: str) -> list[int]:
     return found
 
 
-def test_sigterm_stops_the_run_with_143_a_report_and_no_process_left(tmp_path: Path) -> None:
-    """CI runners cancel a job with SIGTERM: the gateway's process group must not outlive it."""
-    require_module("google.adk")
-    import signal
-    import time
-    import uuid
-
+def _marked_target(tmp_path: Path, reference: str, mark: str, **changes: object) -> Path:
+    """A copy of a bundled reference target whose processes carry ``mark`` in their
+    environment, so the test can find every one of them (children included)."""
     import yaml
 
-    mark = f"streamproof-sigterm-{uuid.uuid4().hex}"
-    target = yaml.safe_load(
-        (ROOT / "harness/suites/gateway/reference-gateway.yaml").read_text(encoding="utf-8")
-    )
-    target["env"] = {**target.get("env", {}), "STREAMPROOF_TEST_MARK": mark}
+    target = yaml.safe_load((ROOT / reference).read_text(encoding="utf-8"))
+    target["env"] = {**target.get("env", {}), "TEST_MARK_OF_STREAMPROOF": mark}
+    target.update(changes)
     target_file = tmp_path / "target.yaml"
     target_file.write_text(yaml.safe_dump(target), encoding="utf-8")
-    reports = tmp_path / "reports"
+    return target_file
+
+
+def _interrupt(argv: list[str], mark: str, signum: int, cwd: Path = ROOT) -> tuple[int, str]:
+    """Start ``argv``, wait until a process carrying ``mark`` runs, send ``signum``; the exit
+    status and the output. Asserts that nothing carrying ``mark`` is left afterwards."""
+    import time
+
     proc = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "harness.cli", "run", str(ROOT / "scenarios" / "gateway")),
-            *("--target", str(target_file), "--report-dir", str(reports), "-q"),
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+        argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     try:
         deadline = time.monotonic() + 90
-        while not _processes_with(mark) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert _processes_with(mark), "the gateway never started"
+        while not _processes_with(mark) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert _processes_with(mark), f"the target never started:\n{proc.communicate()[0][-3000:]}"
         time.sleep(1.0)
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         output, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 143, output[-3000:]
     time.sleep(0.5)
-    assert _processes_with(mark) == [], "the target outlived the run"
+    assert _processes_with(mark) == [], f"the target outlived the run:\n{output[-3000:]}"
+    return proc.returncode, output
+
+
+def _interrupted_report(reports: Path) -> None:
     summary = json.loads((reports / "results.json").read_text())["summary"]
     assert summary["interrupted"] is True and summary["ok"] is False
+
+
+def test_sigterm_stops_the_run_with_143_a_report_and_no_process_left(tmp_path: Path) -> None:
+    """CI runners cancel a job with SIGTERM: the gateway's process group must not outlive it."""
+    require_module("google.adk")
+    mark = f"streamproof-sigterm-{uuid.uuid4().hex}"
+    target = _marked_target(tmp_path, "harness/suites/gateway/reference-gateway.yaml", mark)
+    reports = tmp_path / "reports"
+    argv = [*_CLI, "run", str(ROOT / "scenarios" / "gateway"), "--target", str(target)]
+    code, output = _interrupt([*argv, "--report-dir", str(reports), "-q"], mark, signal.SIGTERM)
+    assert code == 143, output[-3000:]
+    _interrupted_report(reports)
+
+
+def test_sighup_kills_a_shell_script_target_and_every_child_it_started(tmp_path: Path) -> None:
+    """A closed terminal: the script, the gateway it started in the background and a sleeper
+    it left running all go."""
+    require_module("google.adk")
+    mark = f"streamproof-sighup-{uuid.uuid4().hex}"
+    script = f'sleep 600 & "{sys.executable}" -m harness.suites.gateway.reference.server & wait'
+    target = _marked_target(
+        tmp_path,
+        "harness/suites/gateway/reference-gateway.yaml",
+        mark,
+        command=["sh", "-c", script],
+    )
+    reports = tmp_path / "reports"
+    argv = [*_CLI, "run", str(ROOT / "scenarios" / "gateway"), "--target", str(target)]
+    code, output = _interrupt([*argv, "--report-dir", str(reports), "-q"], mark, signal.SIGHUP)
+    assert code == 129, output[-3000:]
+    _interrupted_report(reports)
+
+
+def test_ctrl_c_during_an_a2a_client_turn_exits_130_and_leaves_no_client(tmp_path: Path) -> None:
+    require_module("a2a")
+    mark = f"streamproof-sigint-{uuid.uuid4().hex}"
+    target = _marked_target(tmp_path, "harness/suites/a2a_client/reference-client.yaml", mark)
+    reports = tmp_path / "reports"
+    scenario = ROOT / "scenarios" / "a2a_client" / "summary_survives_proxy_timeout.yaml"
+    argv = [*_CLI, "run", str(scenario), "--target", str(target), "--report-dir", str(reports)]
+    code, output = _interrupt(argv, mark, signal.SIGINT)
+    assert code == 130, output[-3000:]
+    _interrupted_report(reports)
+
+
+def test_sigterm_to_plain_pytest_with_the_plugin_cleans_up_too(tmp_path: Path) -> None:
+    """The pytest route: no `streamproof run` around it, the plugin takes SIGTERM itself."""
+    require_module("google.adk")
+    import shutil
+
+    mark = f"streamproof-pytest-sigterm-{uuid.uuid4().hex}"
+    target = _marked_target(tmp_path, "harness/suites/gateway/reference-gateway.yaml", mark)
+    shutil.copytree(ROOT / "scenarios" / "gateway", tmp_path / "scenarios")
+    (tmp_path / "pytest.ini").write_text(
+        "[pytest]\nstreamproof_dirs = scenarios\nasyncio_default_fixture_loop_scope = function\n"
+    )
+    reports = tmp_path / "reports"
+    argv = [sys.executable, "-m", "pytest", "scenarios", "-q", "-p", "no:cacheprovider"]
+    argv += [f"--streamproof-target={target}", f"--streamproof-report-dir={reports}"]
+    code, output = _interrupt(argv, mark, signal.SIGTERM, cwd=tmp_path)
+    assert code == 143, output[-3000:]
+    _interrupted_report(reports)
 
 
 def test_a_fixed_port_already_taken_is_a_target_error_not_a_run_against_the_squatter(

@@ -1,0 +1,58 @@
+"""SIGTERM and SIGHUP end a run the way Ctrl-C does.
+
+Python turns SIGINT into a ``KeyboardInterrupt``, and pytest answers that by tearing down: the
+target's process group is killed, the fakes and links closed, the report written. SIGTERM (how
+CI runners cancel a job) and SIGHUP (a closed terminal) kill the process outright instead,
+leaving the target behind with no report. :class:`Interrupts` makes the three alike and
+remembers which one came, so the exit status can say so (128 + the signal).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+__all__ = ["SIGNALS", "Interrupts"]
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+_Handler = Callable[[int, FrameType | None], Any] | int | None
+
+
+class Interrupts:
+    """Handlers for :data:`SIGNALS` that raise ``KeyboardInterrupt``; :meth:`restore` puts the
+    previous ones back."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self._previous: dict[signal.Signals, _Handler] = {}
+
+    def _interrupt(self, signum: int, frame: FrameType | None) -> None:
+        self.received.append(signum)
+        raise KeyboardInterrupt(f"interrupted by {signal.Signals(signum).name}")
+
+    def install(self, *, only_defaults: bool = False) -> None:
+        """Take over the signals (in the main thread only; elsewhere nothing changes). With
+        ``only_defaults``, a signal someone else already handles is left to them: a plugin must
+        not override the handlers of the program that runs pytest."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in SIGNALS:
+            current = signal.getsignal(sig)
+            if only_defaults and current not in (signal.SIG_DFL, signal.default_int_handler):
+                continue
+            self._previous[sig] = current
+            signal.signal(sig, self._interrupt)
+
+    def restore(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous.clear()
+
+    @property
+    def exit_status(self) -> int | None:
+        """128 + the first signal received, as shells report a death by signal; None if none."""
+        return 128 + self.received[0] if self.received else None
