@@ -1,0 +1,46 @@
+"""SIGTERM and SIGHUP become a KeyboardInterrupt that remembers the signal; handlers someone
+else installed are left alone when asked."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from harness.interrupts import Interrupts
+
+
+def test_a_signal_interrupts_and_is_remembered() -> None:
+    interrupts = Interrupts()
+    before = signal.getsignal(signal.SIGHUP)
+    interrupts.install()
+    try:
+        with pytest.raises(KeyboardInterrupt, match="SIGHUP"):
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(5)  # the handler runs at the next bytecode; never reached
+    finally:
+        interrupts.restore()
+    assert interrupts.received == [signal.SIGHUP]
+    assert interrupts.exit_status == 129
+    assert signal.getsignal(signal.SIGHUP) == before
+
+
+def test_only_defaults_leaves_a_programs_own_handler_alone() -> None:
+    def own(signum: int, frame: object) -> None:
+        raise AssertionError("not called")
+
+    previous = signal.signal(signal.SIGTERM, own)
+    try:
+        interrupts = Interrupts()
+        interrupts.install(only_defaults=True)
+        assert signal.getsignal(signal.SIGTERM) is own
+        interrupts.restore()
+        assert signal.getsignal(signal.SIGTERM) is own
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_nothing_received_means_no_exit_status() -> None:
+    assert Interrupts().exit_status is None
