@@ -1,4 +1,5 @@
-"""The plugin collects scenario files, and only those, with clear collection errors."""
+"""The plugin collects scenario files, and only those, with clear collection errors; a folder
+of YAML it does not take for scenarios gets a hint."""
 
 from __future__ import annotations
 
@@ -68,3 +69,34 @@ def test_plugin_import_is_cheap() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_folder_of_yaml_no_ini_lists_gets_a_hint(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.mkdir("checks")
+    (pytester.path / "checks" / "a.yaml").write_text(SCENARIO)
+    for args in (["checks"], ["checks/a.yaml"]):
+        result = pytester.runpytest(*args)
+        assert result.ret in (pytest.ExitCode.NO_TESTS_COLLECTED, pytest.ExitCode.USAGE_ERROR)
+        result.stdout.fnmatch_lines(
+            [
+                f"streamproof: no scenario collected from {args[0]}: pytest takes a .yaml file "
+                "for a streamproof scenario only when it is named *.scenario.yaml or lies under "
+                "a folder listed in the streamproof_dirs ini option (this run read *tox.ini)*",
+                '    streamproof_dirs = ["scenarios"]',
+            ]
+        )
+
+
+def test_no_hint_when_scenarios_were_collected_or_no_yaml_was_given(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini(INI + "streamproof_dirs = scenarios\n")
+    pytester.mkdir("scenarios")
+    (pytester.path / "scenarios" / "a.yaml").write_text(SCENARIO)
+    pytester.mkdir("empty")
+    (pytester.path / "empty" / "notes.txt").write_text("no yaml here\n")
+    for args in (["scenarios", "-k", "matches-nothing"], ["empty"]):
+        result = pytester.runpytest(*args)
+        assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+        assert "streamproof: no scenario collected" not in result.stdout.str()
