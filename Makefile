@@ -3,7 +3,7 @@
 #   make test   the harness's own tests, ruff and mypy
 .PHONY: run test lint type bench clean
 
-.venv/.installed: pyproject.toml scripts/bootstrap
+.venv/.installed: pyproject.toml setup.py scripts/bootstrap
 	scripts/bootstrap
 
 run: .venv/.installed

@@ -24,14 +24,29 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_TARGET = 0, 1, 2, 3
 
-BUNDLED_SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+NO_BUNDLED_SUITES = (
+    "this streamproof has no bundled suites (the package harness.scenarios is not installed: "
+    "install streamproof, e.g. pip install -e . in its repository)"
+)
 
 
 def _default_paths() -> list[str]:
-    for candidate in (Path.cwd() / "scenarios", BUNDLED_SCENARIOS):
-        if candidate.is_dir():
-            return [str(candidate)]
-    return []
+    """What runs and is listed when no PATH is given: the bundled suites of the installed
+    streamproof, from any folder. A ``scenarios/`` folder in the working directory runs only
+    when named, so a gate never runs a different suite because of where it was started."""
+    from harness.bundled import bundled_scenarios
+
+    bundled = bundled_scenarios()
+    if bundled is None:
+        return []
+    local = Path.cwd() / "scenarios"
+    if local.is_dir() and local.resolve() != bundled.resolve():
+        print(
+            f"streamproof: the bundled suites are used ({bundled}), not the scenarios/ "
+            "folder here (name it to run it: streamproof run scenarios)",
+            file=sys.stderr,
+        )
+    return [str(bundled)]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -182,7 +197,7 @@ def _run(args: argparse.Namespace) -> int:
     paths = list(args.paths) or _default_paths()
     if not paths:
         return _bad_input(
-            report_dir, "streamproof run: no PATH given and no scenarios/ folder found", args
+            report_dir, f"streamproof run: no PATH given and {NO_BUNDLED_SUITES}", args
         )
     _, missing = _scenario_files(paths)
     if missing:
@@ -362,10 +377,13 @@ def _list(*, as_json: bool, markdown: bool = False) -> int:
     from harness.coverage import requirements_table, scenarios_by_requirement
     from harness.suites import REGISTRY
 
+    paths = _default_paths()
+    if not paths:
+        print(f"streamproof list: {NO_BUNDLED_SUITES}", file=sys.stderr)
     if markdown:
-        print(requirements_table(_default_paths()))
+        print(requirements_table(paths))
         return EXIT_OK
-    by_req = scenarios_by_requirement(_default_paths())
+    by_req = scenarios_by_requirement(paths)
     if as_json:
         rows = [
             {**r.model_dump(mode="json"), "scenarios": by_req.get(r.id, [])}

@@ -204,11 +204,15 @@ def run_matrix(
 
 def default_suites() -> list[Suite]:
     """Every registered suite with its bundled scenarios, its reference and its mutants."""
+    from harness.bundled import bundled_scenarios
     from harness.suites import kinds, suite
 
+    bundled = bundled_scenarios()
+    if bundled is None:
+        raise LookupError("no bundled suites: the package harness.scenarios is not installed")
     out: list[Suite] = []
     for kind in kinds():
         described = suite(kind)
-        folder = str(ROOT / "scenarios" / described.SCENARIO_FOLDER)
+        folder = str(bundled / described.SCENARIO_FOLDER)
         out.append(Suite(kind, (folder,), str(described.DEFAULT_TARGET), dict(described.INTENDED)))
     return out

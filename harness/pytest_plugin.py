@@ -10,6 +10,7 @@ file is actually collected or run.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from harness.suites.loading import LoadedScenario
 
 _SESSION_KEY: pytest.StashKey[HarnessSession] = pytest.StashKey()
+_COLLECTED_FILES: pytest.StashKey[int] = pytest.StashKey()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -105,8 +107,48 @@ def _is_scenario_file(path: Path, config: pytest.Config) -> bool:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if _is_scenario_file(file_path, parent.config):
+        stash = parent.config.stash
+        stash[_COLLECTED_FILES] = stash.get(_COLLECTED_FILES, 0) + 1
         return ScenarioFile.from_parent(parent, path=file_path)
     return None
+
+
+def _holds_yaml(path: Path, skip: list[str]) -> bool:
+    """A .yaml file, or a folder with one somewhere below it (outside the folders pytest does
+    not recurse into: hidden ones, virtualenvs, build output)."""
+    if path.is_file():
+        return path.suffix in (".yaml", ".yml")
+    for _, dirs, files in os.walk(path):
+        dirs[:] = [d for d in dirs if not any(fnmatch.fnmatch(d, pattern) for pattern in skip)]
+        if any(name.endswith((".yaml", ".yml")) for name in files):
+            return True
+    return False
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
+) -> None:
+    """Pointed at scenario files that pytest did not take for scenarios, say how to make it."""
+    # Nothing collected from a folder, or a file named on its own "not found" (a usage error).
+    nothing = (pytest.ExitCode.NO_TESTS_COLLECTED, pytest.ExitCode.USAGE_ERROR)
+    if exitstatus not in nothing or config.stash.get(_COLLECTED_FILES, 0):
+        return
+    skip: list[str] = config.getini("norecursedirs")
+    here = config.invocation_params.dir
+    given = [arg for arg in config.args if _holds_yaml(here / arg.split("::")[0], skip)]
+    if not given:
+        return
+    ini = f"this run read {config.inipath}" if config.inipath else "this run found no ini file"
+    for line in (
+        f"streamproof: no scenario collected from {', '.join(given)}: pytest takes a .yaml file "
+        "for a streamproof scenario only when it is named *.scenario.yaml or lies under a "
+        f"folder listed in the streamproof_dirs ini option ({ini}). For example, in "
+        "pyproject.toml:",
+        "    [tool.pytest.ini_options]",
+        '    streamproof_dirs = ["scenarios"]',
+        "or run the folder with the CLI, which takes any .yaml it is given: streamproof run PATH",
+    ):
+        terminalreporter.write_line(line, yellow=True)
 
 
 class ScenarioFile(pytest.File):

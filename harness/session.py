@@ -93,13 +93,15 @@ class HarnessSession:
         return env
 
     def _make_environment(self, kind: str) -> Environment:
-        """The user's target for its own kind, the bundled reference for the other one; a
-        ``--bug`` goes to the reference whose mutant it names."""
+        """The user's target for its own kind (scenarios of another kind are skipped, saying
+        why), the bundled reference when no target is given; a ``--bug`` goes to the reference
+        whose mutant it names."""
         given = target_kind(self.target_file) if self.target_file else None
         if given is not None and given != kind:
             raise ScenarioSkipped(
-                f"target {self.target_file} is a {given} target; {kind} scenarios need a "
-                f"{kind} target"
+                f"{kind} scenarios need a target file of kind: {kind}, and this run's target "
+                f"{self.target_file} is of kind: {given} (run them with their own target file, "
+                f"or deselect them with -m 'not {kind.replace('-', '_')}')"
             )
         return suite(kind).environment(self.target_file, bug=self.bug, time_scale=self.time_scale)
 

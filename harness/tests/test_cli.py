@@ -35,7 +35,21 @@ def test_schema_is_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert "model" in schema["required"]
 
 
-def test_list_shows_requirements_and_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture
+def bundled(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The bundled suites are this repository's, however this harness was put on sys.path
+    (the wheel test in test_packaging.py finds them the installed way)."""
+    monkeypatch.setattr("harness.bundled.bundled_scenarios", lambda: SCENARIOS)
+    return SCENARIOS
+
+
+def test_list_shows_requirements_and_scenarios(
+    bundled: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)  # from any folder
     assert main(["list", "--json"]) == 0
     rows = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["GW-NO-TOOL-LEAK"]["level"] == "MUST"
@@ -62,3 +76,37 @@ def test_run_rejects_bad_target_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     target.write_text("kind: gateway\ncommand: [x]\nurl: http://127.0.0.1:1\n")
     assert main(["run", str(SCENARIOS), "--target", str(target)]) == 2
     assert "exactly one of 'command' or 'url'" in capsys.readouterr().err
+
+
+def test_no_path_means_the_bundled_suites_not_a_scenarios_folder_here(
+    bundled: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from harness.cli import _default_paths
+
+    monkeypatch.chdir(tmp_path)
+    assert _default_paths() == [str(bundled)]
+    assert capsys.readouterr().err == ""
+    (tmp_path / "scenarios").mkdir()
+    assert _default_paths() == [str(bundled)]
+    assert "not the scenarios/ folder here (name it to run it" in capsys.readouterr().err
+    monkeypatch.chdir(bundled.parent)  # the repository: its scenarios/ folder is the bundled one
+    assert _default_paths() == [str(bundled)]
+    assert capsys.readouterr().err == ""
+
+
+def test_without_bundled_suites_run_says_so_and_list_shows_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("harness.bundled.bundled_scenarios", lambda: None)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run"]) == 2
+    err = capsys.readouterr().err
+    assert "no PATH given and this streamproof has no bundled suites" in err
+    report = json.loads((tmp_path / "reports" / "results.json").read_text())
+    assert "no bundled suites" in report["summary"]["error"]
+    assert main(["list"]) == 0
+    out, err = capsys.readouterr()
+    assert "scenarios: (none)" in out and "no bundled suites" in err

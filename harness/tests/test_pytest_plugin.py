@@ -1,12 +1,18 @@
-"""The plugin collects scenario files, and only those, with clear collection errors."""
+"""The plugin collects scenario files, and only those, with clear collection errors; a folder
+of YAML it does not take for scenarios gets a hint; the pytest route works in this repository
+and in a team's project."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from harness.tests.conftest import require_module
 
 SCENARIO = """\
 id: gateway/collected
@@ -144,3 +150,105 @@ def test_no_progress_when_the_output_is_not_a_terminal(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stdout.decode(errors="replace")[-3000:]
     assert b"scenario time]" not in run.stdout and b"\b" not in run.stdout
+
+
+def test_a_folder_of_yaml_no_ini_lists_gets_a_hint(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.mkdir("checks")
+    (pytester.path / "checks" / "a.yaml").write_text(SCENARIO)
+    for args in (["checks"], ["checks/a.yaml"]):
+        result = pytester.runpytest(*args)
+        assert result.ret in (pytest.ExitCode.NO_TESTS_COLLECTED, pytest.ExitCode.USAGE_ERROR)
+        result.stdout.fnmatch_lines(
+            [
+                f"streamproof: no scenario collected from {args[0]}: pytest takes a .yaml file "
+                "for a streamproof scenario only when it is named *.scenario.yaml or lies under "
+                "a folder listed in the streamproof_dirs ini option (this run read *tox.ini)*",
+                '    streamproof_dirs = ["scenarios"]',
+            ]
+        )
+
+
+def test_no_hint_when_scenarios_were_collected_or_no_yaml_was_given(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini(INI + "streamproof_dirs = scenarios\n")
+    pytester.mkdir("scenarios")
+    (pytester.path / "scenarios" / "a.yaml").write_text(SCENARIO)
+    pytester.mkdir("empty")
+    (pytester.path / "empty" / "notes.txt").write_text("no yaml here\n")
+    for args in (["scenarios", "-k", "matches-nothing"], ["empty"]):
+        result = pytester.runpytest(*args)
+        assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+        assert "streamproof: no scenario collected" not in result.stdout.str()
+
+
+# --- the pytest route as the README documents it ---------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "STREAMPROOF_SCENARIO_PATHS"}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_in_this_repository_pytest_scenarios_gateway_collects_the_gateway_suite() -> None:
+    run = _pytest(ROOT, "scenarios/gateway", "--collect-only", "-q")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert "21 tests collected" in run.stdout
+    assert "scenarios/gateway/worked_example.yaml::gateway/one-tool-call-streamed" in run.stdout
+
+
+def test_in_this_repository_a_bare_pytest_runs_only_the_harness_tests() -> None:
+    run = _pytest(ROOT, "--collect-only", "-q")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert "harness/tests/test_sse.py::" in run.stdout
+    assert "scenarios/" not in run.stdout
+
+
+def _user_project(tmp_path: Path) -> Path:
+    """A team's project: a pyproject.toml that lists its scenarios folder, two scenarios
+    copied from the bundled suites, nothing installed beyond streamproof."""
+    project = tmp_path / "team"
+    (project / "scenarios").mkdir(parents=True)
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "team"\nversion = "0"\n\n'
+        '[tool.pytest.ini_options]\nstreamproof_dirs = ["scenarios"]\n'
+    )
+    for name in ("gateway/plain_streamed_answer.yaml", "a2a_client/direct_message_reply.yaml"):
+        shutil.copy(ROOT / "scenarios" / name, project / "scenarios" / Path(name).name)
+    return project
+
+
+def test_in_a_team_project_a_bare_pytest_runs_its_scenarios(tmp_path: Path) -> None:
+    require_module("google.adk")
+    require_module("a2a")
+    run = _pytest(_user_project(tmp_path), "-rs")
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "2 passed" in run.stdout, run.stdout[-4000:]
+
+
+def test_in_a_team_project_scenarios_of_another_kind_are_skipped_saying_why(
+    tmp_path: Path,
+) -> None:
+    target = ROOT / "harness" / "suites" / "gateway" / "reference-gateway.yaml"
+    run = _pytest(
+        _user_project(tmp_path), "-rs", "-m", "a2a_client", f"--streamproof-target={target}"
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "1 skipped" in run.stdout
+    reason = (
+        f"a2a-client scenarios need a target file of kind: a2a-client, and this run's target "
+        f"{target} is of kind: gateway (run them with their own target file, or deselect them "
+        "with -m 'not a2a_client')"
+    )
+    assert reason in " ".join(run.stdout.split()), run.stdout[-4000:]

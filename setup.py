@@ -1,0 +1,27 @@
+"""What pyproject.toml cannot say: the package list with the bundled suites mapped into it.
+
+The conformance suites stay at the top of the repository (``scenarios/``), where the
+project's layout puts them, and ship inside the package as ``harness.scenarios``: setuptools
+maps that package to the folder, so a wheel carries the files and an editable install points
+at the repository's own folder. Nothing is copied by hand. Everything else is configured in
+pyproject.toml; ``harness/bundled.py`` finds the suites at run time.
+"""
+
+from setuptools import find_namespace_packages, setup
+
+SUITES = "scenarios"
+NOT_PACKAGES = ["__pycache__", "*.__pycache__"]
+
+setup(
+    packages=[
+        *find_namespace_packages(include=["harness", "harness.*"], exclude=NOT_PACKAGES),
+        "harness.scenarios",
+        # One folder per suite (gateway/, a2a_client/): listed so that their files are
+        # package data of a known package, not of an unlisted namespace.
+        *(
+            f"harness.scenarios.{name}"
+            for name in find_namespace_packages(SUITES, exclude=NOT_PACKAGES)
+        ),
+    ],
+    package_dir={"harness.scenarios": SUITES},
+)
