@@ -219,6 +219,11 @@ def _run(args: argparse.Namespace) -> int:
             suite(kind).load_target(args.target)
         except TargetConfigError as exc:
             return _bad_input(report_dir, str(exc), args)
+        own_suite = Path(paths[0]) / kind.replace("-", "_")
+        if not args.paths and own_suite.is_dir():
+            # A target is of one kind: with no PATH, run the bundled suite of that kind rather
+            # than every scenario of the other kind only to skip it.
+            paths = [str(own_suite)]
     if args.bug is not None:
         from harness.suites import kinds, suite
 

@@ -291,3 +291,16 @@ def test_a_bad_target_file_writes_a_report_that_says_so(tmp_path: Path) -> None:
     report = json.loads((reports / "results.json").read_text())
     assert report["summary"]["ok"] is False and "command" in report["summary"]["error"]
     assert report["target_file"] == str(target) and report["report_version"] == 1
+
+
+def test_a_target_with_no_path_runs_the_bundled_suite_of_its_own_kind(tmp_path: Path) -> None:
+    from harness.bundled import bundled_scenarios
+
+    bundled = bundled_scenarios()
+    assert bundled is not None
+    target = tmp_path / "client.yaml"
+    target.write_text("kind: a2a-client\ncommand: [my-client]\n")
+    run = _cli("run", "--target", str(target), "-k", "zzz", "--report-dir", str(tmp_path / "r"))
+    assert run.returncode == 2, run.stdout + run.stderr
+    # only the A2A client suite was collected (22 gateway scenarios are not skipped one by one)
+    assert f"scenario(s) found under {bundled / 'a2a_client'} (" in run.stderr
