@@ -37,3 +37,25 @@ def test_time_scale() -> None:
     assert TimeScale(0.1)(40.0) == pytest.approx(4.0)
     with pytest.raises(ValueError, match="positive"):
         TimeScale(0)
+
+
+@pytest.mark.parametrize(
+    ("value", "valid"),
+    [
+        *[("20ms", True), ("1.5s", True), (" 2 min ", True), (3, True), (0.25, True)],
+        *[("soon", False), ("20", False), (-1, False), (True, False), (None, False)],
+    ],
+)
+def test_the_json_schema_reads_what_parse_duration_reads(value: object, valid: bool) -> None:
+    from jsonschema import Draft202012Validator
+    from pydantic import TypeAdapter
+
+    from harness.durations import Duration
+
+    schema = TypeAdapter(Duration).json_schema()
+    assert Draft202012Validator(schema).is_valid(value) is valid
+    if valid:
+        parse_duration(value)
+    else:
+        with pytest.raises(ValueError):
+            parse_duration(value)

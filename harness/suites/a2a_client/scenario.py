@@ -56,7 +56,7 @@ from pydantic import (
 
 from harness.capabilities import ClientCapability
 from harness.durations import Duration
-from harness.fakes.a2a.script import A2AScript, Reply, ServerBehaviour, Step
+from harness.fakes.a2a.script import A2AScript, Reply, ReplySpelling, ServerBehaviour, Step
 from harness.faults.plan import Fault
 from harness.protocol.a2a import METHODS, op_of, version_of
 from harness.requirements import RequirementIds
@@ -171,19 +171,28 @@ class ResultExpect(_Model):
     incomplete) or ``incomplete`` (the result says incomplete)."""
 
 
+def _split_terms(value: Any) -> Any:
+    return tuple(value.split()) if isinstance(value, str) else value
+
+
 class A2AClientExpect(_Model):
     result: ResultExpect | None = None
     """The first turn's result."""
     follow_up: ResultExpect | None = None
     """The follow-up turn's result."""
-    ledger: tuple[str, ...] | None = None
+    ledger: Annotated[
+        tuple[str, ...] | None,
+        BeforeValidator(
+            _split_terms,
+            json_schema_input_type=Annotated[
+                str, Field(description="the terms separated by spaces")
+            ]
+            | tuple[str, ...]
+            | None,
+        ),
+    ] = None
     """A pattern over the JSON-RPC methods the server received, in order (all turns)."""
     tasks_created: int | None = Field(None, ge=0)
-
-    @field_validator("ledger", mode="before")
-    @classmethod
-    def _split(cls, v: Any) -> Any:
-        return tuple(v.split()) if isinstance(v, str) else v
 
     @field_validator("ledger")
     @classmethod
@@ -225,7 +234,9 @@ class A2AClientScenario(_Model):
     the server's wire implies that wire (``both``: either)."""
     client: ClientCall
     task: tuple[Step, ...] | None = None
-    reply: Annotated[Reply | None, BeforeValidator(_reply_shorthand)] = None
+    reply: Annotated[
+        Reply | None, BeforeValidator(_reply_shorthand, json_schema_input_type=ReplySpelling | None)
+    ] = None
     server: ServerBehaviour = Field(default_factory=ServerBehaviour)
     links: A2AClientLinks = A2AClientLinks()
     expect: A2AClientExpect = A2AClientExpect()

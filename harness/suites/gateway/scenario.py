@@ -102,7 +102,16 @@ class GatewayScenario(_Model):
     model: tuple[ModelTurn, ...] = Field(min_length=1)
     tools: dict[str, Any] = Field(default_factory=dict)
     """The fake tool service's answer per tool; ``{{marker}}`` becomes a per-run secret."""
-    request: Annotated[ChatRequest, BeforeValidator(_request_shorthand)]
+    request: Annotated[
+        ChatRequest,
+        BeforeValidator(
+            _request_shorthand,
+            json_schema_input_type=Annotated[
+                str, Field(min_length=1, description="the user's text: {text: ...}")
+            ]
+            | ChatRequest,
+        ),
+    ]
     expect: GatewayExpect = GatewayExpect()
     limits: GatewayLimits = GatewayLimits()
     links: Links = Links()
