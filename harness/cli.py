@@ -58,7 +58,12 @@ def _parser() -> argparse.ArgumentParser:
     validate = sub.add_parser("validate", help="check scenario files without running them")
     validate.add_argument("paths", nargs="+", metavar="PATH")
 
-    sub.add_parser("schema", help="print the scenario JSON Schema (for editors)")
+    schema = sub.add_parser(
+        "schema", help="print the JSON Schema of scenario files, or of target files (for editors)"
+    )
+    schema.add_argument(
+        "--target", action="store_true", help="the target file's schema instead of the scenario's"
+    )
 
     lst = sub.add_parser("list", help="print the requirement registry")
     lst.add_argument("--json", action="store_true")
@@ -86,9 +91,9 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command == "mutants":
         return _mutants(args)
     if args.command == "schema":
-        from harness.suites import suite
+        from harness.suites.schema import scenario_schema, target_schema
 
-        print(json.dumps(suite("gateway").SCENARIO_MODEL.model_json_schema(), indent=2))
+        print(json.dumps(target_schema() if args.target else scenario_schema(), indent=2))
         return EXIT_OK
     if args.command == "list":
         return _list(as_json=args.json, markdown=args.markdown)

@@ -28,11 +28,25 @@ def test_validate_reports_file_line_field(
     assert "missing.yaml: no such file or folder" in err
 
 
-def test_schema_is_json(capsys: pytest.CaptureFixture[str]) -> None:
+def test_schema_covers_both_scenario_kinds(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema"]) == 0
     schema = json.loads(capsys.readouterr().out)
-    assert schema["title"] == "GatewayScenario"
-    assert "model" in schema["required"]
+    assert schema["title"] == "streamproof scenario"
+    assert [b["$ref"] for b in schema["oneOf"]] == [
+        "#/$defs/GatewayScenario",
+        "#/$defs/A2AClientScenario",
+    ]
+    assert "model" in schema["$defs"]["GatewayScenario"]["required"]
+
+
+def test_schema_target_covers_both_target_kinds(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema", "--target"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["title"] == "streamproof target file"
+    assert [b["$ref"] for b in schema["oneOf"]] == [
+        "#/$defs/GatewayTarget",
+        "#/$defs/ClientTarget",
+    ]
 
 
 def test_list_shows_requirements_and_scenarios(capsys: pytest.CaptureFixture[str]) -> None:
