@@ -21,11 +21,16 @@ def test_validate_reports_file_line_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text("id: x\ntitle: t\nrequirements: [GW-AUTH]\nmodel: [{chunks: [a]}]\nrequest: 5\n")
+    bad.write_text(
+        "id: x\ntitle: t\nrequirements: [GW-AUTH]\nmodel: [{chunks: [a], times: 0}]\nrequest: 5\n"
+    )
     assert main(["validate", str(bad), str(tmp_path / "missing.yaml")]) == 2
-    err = capsys.readouterr().err
-    assert f"{bad}:5: request: Input should be a valid dictionary or instance of ChatRequest" in err
-    assert "missing.yaml: no such file or folder" in err
+    err = capsys.readouterr().err.splitlines()
+    assert err[:3] == [
+        f"{tmp_path / 'missing.yaml'}: no such file or folder",
+        f"{bad}:4: model[0].times: times must be at least 1 (or 'forever')",
+        f"{bad}:5: request: Input should be a valid dictionary or instance of ChatRequest",
+    ]
 
 
 def test_schema_covers_both_scenario_kinds(capsys: pytest.CaptureFixture[str]) -> None:

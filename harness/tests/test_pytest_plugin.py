@@ -52,9 +52,17 @@ def test_markers_for_kind_and_levels(pytester: pytest.Pytester) -> None:
 
 def test_bad_scenario_is_a_collection_error_with_file_line_field(pytester: pytest.Pytester) -> None:
     pytester.makeini(INI)
-    (pytester.path / "bad.scenario.yaml").write_text(SCENARIO.replace("request:", "requets:"))
+    (pytester.path / "bad.scenario.yaml").write_text(
+        SCENARIO.replace("request:", "requets:").replace("[hi]", "[hi]\n    times: 0")
+    )
     result = pytester.runpytest("-q")
-    result.stdout.fnmatch_lines(["*bad.scenario.yaml:6: requets: unknown key*"])
+    # Every problem of the file, not only the first.
+    result.stdout.fnmatch_lines(
+        [
+            "*bad.scenario.yaml:6: model[[]0[]].times: times must be at least 1 (or 'forever')",
+            "*bad.scenario.yaml:7: requets: unknown key*",
+        ]
+    )
     assert "Traceback" not in result.stdout.str()
     assert result.ret == pytest.ExitCode.INTERRUPTED
 

@@ -153,3 +153,72 @@ def test_fault_plan_errors_name_file_line_and_field() -> None:
 def test_reload_needs_a_drop() -> None:
     err = _error(GOOD.replace("request: Where is order 1042?", "request: {text: hi, reload: true}"))
     assert err.field == "request" and "disconnect_after_frames" in err.problem
+
+
+A2A_GOOD = """\
+id: a2a_client/example
+title: An example
+kind: a2a-client
+requirements: [A2A-C-RECOVERY]
+client: {deadline: 90s, idle: 20s}
+task:
+  - {at: 0s, status: submitted}
+  - {at: 2s, artifact: {id: s, text: x}}
+  - {at: 3s, heartbeat: true}
+  - {at: 4s, status: completed}
+"""
+
+
+def test_every_error_of_every_document_is_reported() -> None:
+    gateway = (
+        GOOD.replace("{name: lookupOrder,", "{nam: lookupOrder,")
+        .replace("{text: shipped., delay: 50ms}", "{txt: shipped., delay: 50ms}")
+        .replace("chunk_delay: 10ms", "chunk_delay: soon")
+    )
+    client = (
+        A2A_GOOD.replace("idle: 20s}", "idle: 20s, promt: x}")
+        .replace("status: submitted", "status: submited")
+        .replace("heartbeat: true}", "heartbeat: true, coment: x}")
+    )
+    err = _error(gateway + "---\n- not a mapping\n---\n" + client)
+    offset = GOOD.count("\n") + 3
+    assert [str(p) for p in err.problems] == [
+        "bad.yaml:6: model[0].chunks[0].function_call.nam: unknown key",
+        "bad.yaml:6: model[0].chunks[0].function_call.name: Field required",
+        "bad.yaml:7: model[1].chunks[1].txt: unknown key",
+        "bad.yaml:7: model[1].chunks[1].text: Field required",
+        "bad.yaml:8: model[1].chunk_delay: 'soon' is not a duration; write it as a number "
+        "with a unit: '250ms', '40s', '1.5m', '2h'",
+        f"bad.yaml:{offset - 1}: a scenario document must be a mapping",
+        f"bad.yaml:{offset + 5}: client.promt: unknown key",
+        f"bad.yaml:{offset + 7}: task[0].status: Input should be 'submitted', 'working', "
+        "'input-required', 'auth-required', 'completed', 'failed', 'canceled', 'rejected' or "
+        "'unknown'",
+        f"bad.yaml:{offset + 9}: task[2].coment: unknown key",
+    ]
+    # str() is one problem per line; the first problem's fields stay on the error.
+    assert str(err) == "\n".join(str(p) for p in err.problems)
+    assert (err.line, err.field, err.problem) == (6, err.problems[0].field, "unknown key")
+
+
+def test_a_valid_file_of_both_kinds_loads() -> None:
+    loaded = parse_scenarios(GOOD + "---\n" + A2A_GOOD, "two.yaml")
+    assert [x.scenario.kind for x in loaded] == ["gateway", "a2a-client"]
+
+
+def test_only_the_union_member_the_document_meant_is_reported() -> None:
+    # A chunk is text, a function call or an error: one typo is one problem, not three.
+    err = _error(GOOD.replace('["Order 1042 ", {text: shipped., delay: 50ms}]', "[{txt: a}]"))
+    assert [p.field for p in err.problems] == ["model[1].chunks[0].txt", "model[1].chunks[0].text"]
+    err = _error(GOOD.replace("{name: lookupOrder,", "{name: 5,"))
+    assert [str(p) for p in err.problems] == [
+        "bad.yaml:6: model[0].chunks[0].function_call.name: Input should be a valid string"
+    ]
+
+
+def test_a_key_the_user_named_stays_in_the_path() -> None:
+    text = GOOD.replace("history: [user,", "tool_calls: {lookupOrder: many}\n  history: [user,")
+    assert str(_error(text)) == (
+        "bad.yaml:14: expect.tool_calls.lookupOrder: Input should be a valid integer, unable to "
+        "parse string as an integer"
+    )
