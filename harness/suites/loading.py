@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import difflib
 import re
+import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from harness.suites.a2a_client.scenario import A2AClientScenario
 from harness.suites.gateway.scenario import GatewayScenario
@@ -34,6 +35,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "ScenarioIds",
+    "keys_at",
     "load_scenarios",
     "parse_scenarios",
     "validation_problems",
@@ -242,20 +244,82 @@ def _meant(located: Sequence[_Located]) -> list[_Located]:
     ]
 
 
-def _error_text(error: Any) -> str:
+def _expand(annotation: Any) -> list[Any]:
+    """The types a field may hold: ``Annotated``, unions and ``Optional`` unwrapped."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _expand(get_args(annotation)[0])
+    if origin is Union or origin is types.UnionType:
+        return [t for arg in get_args(annotation) for t in _expand(arg)]
+    return [annotation]
+
+
+def _step(tp: Any, part: Any) -> list[Any]:
+    """The types one step of a pydantic location leads to from ``tp`` (none: not a step)."""
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        if isinstance(part, str):
+            for name, field in tp.model_fields.items():
+                if part in (name, field.alias):
+                    return _expand(field.annotation)
+            if part == tp.__name__:  # a union member's tag: this member
+                return [tp]
+        return []
+    origin, args = get_origin(tp), get_args(tp)
+    if origin in (tuple, list) and isinstance(part, int) and args:
+        return _expand(args[0])
+    if origin is dict and isinstance(part, str) and len(args) == 2:
+        return _expand(args[1])
+    return []
+
+
+def keys_at(model: type[BaseModel], loc: Sequence[Any]) -> list[str]:
+    """The keys a document may write at pydantic location ``loc`` of ``model``: the field names
+    (and aliases) of the models that can be there; of a union's members, every one's, unless
+    the location's tag names the member."""
+    here: list[Any] = [model]
+    for part in loc:
+        # A part that leads nowhere is a tag that names no model (int, function-after[...]).
+        here = [t for tp in here for t in _step(tp, part)] or here
+    keys: list[str] = []
+    for tp in here:
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            by_name = tp.model_config.get("populate_by_name", False)
+            for name, field in tp.model_fields.items():
+                spellings = [field.alias] if field.alias else []
+                if not field.alias or by_name:
+                    spellings.append(name)
+                keys += [k for k in spellings if k not in keys]
+    return keys
+
+
+def _unknown_key(model: type[BaseModel], error: Any) -> str:
+    """``unknown key; did you mean 'fault'?`` (difflib over the keys valid there)."""
+    raw = tuple(error["loc"])
+    keys = keys_at(model, raw[:-1])
+    close = difflib.get_close_matches(str(raw[-1]), keys, n=1)
+    if close:
+        return f"unknown key; did you mean {close[0]!r}?"
+    return f"unknown key; keys here are {', '.join(keys)}" if keys else "unknown key"
+
+
+def _error_text(model: type[BaseModel], error: Any) -> str:
     if error["type"] == "extra_forbidden":
-        return "unknown key"
+        return _unknown_key(model, error)
     return str(error["msg"]).removeprefix("Value error, ")
 
 
 def validation_problems(
-    exc: ValidationError, document: Any, lines: Lines, file: str
+    exc: ValidationError, model: type[BaseModel], document: Any, lines: Lines, file: str
 ) -> list[Problem]:
-    """Every error of ``exc`` (from validating ``document``) as a problem at its line."""
+    """Every error of ``exc`` (from validating ``document`` as ``model``) as a problem at its
+    line."""
     problems: list[Problem] = []
     for entry in _meant([_locate(e, document) for e in exc.errors(include_url=False)]):
         problem = Problem(
-            file, _line_for(entry.loc, lines), _field_path(entry.loc), _error_text(entry.error)
+            file,
+            _line_for(entry.loc, lines),
+            _field_path(entry.loc),
+            _error_text(model, entry.error),
         )
         if problem not in problems:
             problems.append(problem)
@@ -317,7 +381,7 @@ def parse_scenarios(text: str, file: str, ids: ScenarioIds | None = None) -> lis
         try:
             scenario = model.model_validate(data)
         except ValidationError as exc:
-            problems += validation_problems(exc, data, lines, file)
+            problems += validation_problems(exc, model, data, lines, file)
             continue
         duplicate = ids.claim(scenario.id, file, lines.get(("id",), doc.line))
         if duplicate is not None:

@@ -57,7 +57,7 @@ def _error(text: str) -> ScenarioError:
 def test_unknown_key_names_file_line_and_field() -> None:
     err = _error(GOOD.replace("    chunk_delay: 10ms", "    chunk_dealy: 10ms"))
     assert (err.file, err.line, err.field) == ("bad.yaml", 8, "model[1].chunk_dealy")
-    assert str(err) == "bad.yaml:8: model[1].chunk_dealy: unknown key"
+    assert str(err) == "bad.yaml:8: model[1].chunk_dealy: unknown key; did you mean 'chunk_delay'?"
 
 
 def test_typo_inside_a_union_member_is_reported_at_its_line() -> None:
@@ -183,22 +183,22 @@ def test_every_error_of_every_document_is_reported() -> None:
     err = _error(gateway + "---\n- not a mapping\n---\n" + client)
     offset = GOOD.count("\n") + 3
     assert [str(p) for p in err.problems] == [
-        "bad.yaml:6: model[0].chunks[0].function_call.nam: unknown key",
+        "bad.yaml:6: model[0].chunks[0].function_call.nam: unknown key; did you mean 'name'?",
         "bad.yaml:6: model[0].chunks[0].function_call.name: Field required",
-        "bad.yaml:7: model[1].chunks[1].txt: unknown key",
+        "bad.yaml:7: model[1].chunks[1].txt: unknown key; did you mean 'text'?",
         "bad.yaml:7: model[1].chunks[1].text: Field required",
         "bad.yaml:8: model[1].chunk_delay: 'soon' is not a duration; write it as a number "
         "with a unit: '250ms', '40s', '1.5m', '2h'",
         f"bad.yaml:{offset - 1}: a scenario document must be a mapping",
-        f"bad.yaml:{offset + 5}: client.promt: unknown key",
+        f"bad.yaml:{offset + 5}: client.promt: unknown key; did you mean 'prompt'?",
         f"bad.yaml:{offset + 7}: task[0].status: Input should be 'submitted', 'working', "
         "'input-required', 'auth-required', 'completed', 'failed', 'canceled', 'rejected' or "
         "'unknown'",
-        f"bad.yaml:{offset + 9}: task[2].coment: unknown key",
+        f"bad.yaml:{offset + 9}: task[2].coment: unknown key; did you mean 'comment'?",
     ]
     # str() is one problem per line; the first problem's fields stay on the error.
     assert str(err) == "\n".join(str(p) for p in err.problems)
-    assert (err.line, err.field, err.problem) == (6, err.problems[0].field, "unknown key")
+    assert (err.line, err.field) == (6, "model[0].chunks[0].function_call.nam")
 
 
 def test_a_valid_file_of_both_kinds_loads() -> None:
@@ -222,3 +222,50 @@ def test_a_key_the_user_named_stays_in_the_path() -> None:
         "bad.yaml:14: expect.tool_calls.lookupOrder: Input should be a valid integer, unable to "
         "parse string as an integer"
     )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "messages"),
+    [
+        # a top-level key (the field it misspells is then missing too)
+        (
+            "request:",
+            "requets:",
+            [
+                "bad.yaml:1: request: Field required",
+                "bad.yaml:11: requets: unknown key; did you mean 'request'?",
+            ],
+        ),
+        # a key of a union member: the member the document meant (a text chunk)
+        (
+            "{text: shipped., delay: 50ms}",
+            "{text: shipped., dealy: 50ms}",
+            ["bad.yaml:7: model[1].chunks[1].dealy: unknown key; did you mean 'delay'?"],
+        ),
+    ],
+)
+def test_an_unknown_key_suggests_the_nearest_valid_one(
+    old: str, new: str, messages: list[str]
+) -> None:
+    assert str(_error(GOOD.replace(old, new))).splitlines() == messages
+
+
+LINKS = GOOD + "links:\n  model:\n    - when: {after_event: 2}\n      do: {stall: {for: 1s}}\n"
+
+
+def test_fault_keys_and_aliases_are_suggested() -> None:
+    assert str(_error(LINKS.replace("    - when:", "    - wen:"))) == (
+        "bad.yaml:17: links.model[0].wen: unknown key; did you mean 'when'?"
+    )
+    assert str(_error(LINKS.replace("{for: 1s}", "{fr: 1s}"))) == (
+        "bad.yaml:18: links.model[0].do.stall.fr: unknown key; did you mean 'for'?"
+    )
+
+
+def test_an_unknown_key_like_no_valid_one_lists_them() -> None:
+    err = _error(GOOD.replace("request: Where", "request: {text: Where, zzz: 1}\nx: Where"))
+    assert [p.problem for p in err.problems] == [
+        "unknown key; keys here are text, streaming, disconnect_after_frames, reload",
+        "unknown key; keys here are id, title, kind, requirements, needs, model, tools, "
+        "request, expect, limits, links",
+    ]
