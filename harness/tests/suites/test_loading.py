@@ -269,3 +269,35 @@ def test_an_unknown_key_like_no_valid_one_lists_them() -> None:
         "unknown key; keys here are id, title, kind, requirements, needs, model, tools, "
         "request, expect, limits, links",
     ]
+
+
+def test_a_frame_pattern_typo_is_a_load_error_naming_the_nearest_frame_type() -> None:
+    err = _error(GOOD.replace("delta+ message done", "delta+ mesage done"))
+    assert str(err) == (
+        "bad.yaml:13: expect.frames: unknown frame type 'mesage' (did you mean 'message'?) in "
+        "'tool_call tool_result delta+ mesage done'; frame types are delta, message, tool_call, "
+        "tool_result, error, done"
+    )
+
+
+def test_a_history_pattern_names_history_kinds() -> None:
+    text = GOOD.replace(
+        "history: [user, function_call, function_response, text]",
+        "history: user function_call function_respons text",
+    )
+    assert str(_error(text)) == (
+        "bad.yaml:14: expect.history: unknown history kind 'function_respons' (did you mean "
+        "'function_response'?) in 'user function_call function_respons text'; history kinds are "
+        "user, function_call, function_response, text, error"
+    )
+    parse_scenarios(text.replace("respons ", "response "), "good.yaml")
+
+
+def test_a_ledger_pattern_typo_names_the_nearest_method() -> None:
+    text = A2A_GOOD + "expect:\n  ledger: message/stream tasks/gett\n"
+    assert str(_error(text)) == (
+        "bad.yaml:12: expect.ledger: 'tasks/gett' in the ledger pattern is not an A2A JSON-RPC "
+        "method (did you mean 'tasks/get'?); e.g. message/send, message/stream, tasks/get, "
+        "tasks/cancel, tasks/resubscribe"
+    )
+    parse_scenarios(text.replace("gett", "get?"), "good.yaml")

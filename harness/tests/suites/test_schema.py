@@ -102,6 +102,9 @@ links:
     - do: {delay: 250ms}
     - {when: {after_event: 1}, do: split}
     - {when: {after_event: 1}, do: {fin: null}}
+expect:
+  frames: (tool_call|tool_result)* delta+ message done
+  history: user error?
 """
 
 A2A_SHORT_FORMS = """\
@@ -129,6 +132,8 @@ def test_the_short_forms_are_in_the_schema(text: str, scenarios: Draft202012Vali
         ("chunk_delay: 0.05", "chunk_delay: soon", "model.0.chunk_delay"),
         ("chunk_delay: 0.05", "chunk_delay: -1", "model.0.chunk_delay"),
         ("request: hello", "requets: hello", "(document)"),
+        ("delta+ message", "delta+ mesage", "expect.frames"),
+        ("user error?", "user eror?", "expect.history"),
         ("do: rst}", "do: rest}", "links.browser.0.do"),
         ("do: {delay: 250ms}", "do: {delay: 250ms, rst: true}", "links.browser.4.do"),
         ("do: {delay: 250ms}", "do: {delay: null}", "links.browser.4.do"),
@@ -136,6 +141,7 @@ def test_the_short_forms_are_in_the_schema(text: str, scenarios: Draft202012Vali
         ("kind: a2a-client", "kind: a2a-server", "(document)"),
         ("kind: a2a-client\n", "", "(document)"),  # without kind it is a gateway document
         ("wire: 1.0", "wire: 2.0", "server.wire"),
+        ("tasks/get*", "tasks/gett*", "expect.ledger"),
     ],
 )
 def test_invalid_documents_are_rejected_by_schema_and_loader(
