@@ -153,14 +153,16 @@ def _print_counts(results: Path, rerun: Sequence[str] = ()) -> None:
 
 
 def _validate(paths: Sequence[str]) -> int:
-    from harness.suites.loading import ScenarioError, load_scenarios
+    from harness.suites.loading import ScenarioError, ScenarioIds, load_scenarios
 
-    files, missing = _scenario_files(paths)
+    found, missing = _scenario_files(paths)
+    files = list({file.resolve(): file for file in found}.values())  # each file once
     errors = [f"{m}: no such file or folder" for m in missing]
     count = 0
+    ids = ScenarioIds()  # one for all the files: an id used in two files is an error
     for file in files:
         try:
-            count += len(load_scenarios(file))
+            count += len(load_scenarios(file, ids))
         except ScenarioError as exc:
             errors.append(str(exc))
     for line in errors:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,50 @@ def test_validate_reports_file_line_field(
         f"{bad}:4: model[0].times: times must be at least 1 (or 'forever')",
         f"{bad}:5: request: Input should be a valid dictionary or instance of ChatRequest",
     ]
+
+
+DUPLICATE = (
+    "id: gateway/twice\ntitle: t\nrequirements: [GW-AUTH]\nmodel: [{chunks: [a]}]\nrequest: hi\n"
+)
+
+
+def _two_files_one_id(folder: Path) -> tuple[Path, Path]:
+    first, second = folder / "a.yaml", folder / "b.yaml"
+    first.write_text(DUPLICATE)
+    second.write_text("# the same id again\n" + DUPLICATE)
+    return first, second
+
+
+def test_validate_rejects_an_id_used_in_two_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = _two_files_one_id(tmp_path)
+    assert main(["validate", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"{second}:2: id: duplicate scenario id 'gateway/twice', first at {first}:1"
+    ]
+    # A file named twice (a folder and a file in it) is not a duplicate of itself.
+    second.unlink()
+    assert main(["validate", str(tmp_path), str(tmp_path / "." / "a.yaml")]) == 0
+    assert capsys.readouterr().out == "ok: 1 scenario(s) in 1 file(s)\n"
+
+
+def test_run_rejects_an_id_used_in_two_files_as_bad_input(tmp_path: Path) -> None:
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    first, second = _two_files_one_id(folder)
+    reports = tmp_path / "reports"
+    run = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", str(folder), "--report-dir", str(reports)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert (
+        f"{second}:2: id: duplicate scenario id 'gateway/twice', first at {first}:1" in run.stdout
+    )
 
 
 def test_schema_covers_both_scenario_kinds(capsys: pytest.CaptureFixture[str]) -> None:

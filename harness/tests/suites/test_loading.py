@@ -6,7 +6,7 @@ import pytest
 
 from harness.protocol.gemini import CallChunk, ErrorChunk, TextChunk
 from harness.suites.gateway.scenario import GatewayScenario
-from harness.suites.loading import ScenarioError, load_scenarios, parse_scenarios
+from harness.suites.loading import ScenarioError, ScenarioIds, load_scenarios, parse_scenarios
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 
@@ -113,7 +113,26 @@ def test_several_documents_and_duplicate_ids() -> None:
     assert [x.scenario.id for x in loaded] == ["gateway/example", "gateway/other"]
     assert loaded[1].line == GOOD.count("\n") + 2
     err = _error(GOOD + "---\n" + GOOD)
-    assert "duplicate scenario id" in err.problem and err.line == GOOD.count("\n") + 2
+    assert str(err) == (
+        f"bad.yaml:{GOOD.count(chr(10)) + 2}: id: duplicate scenario id 'gateway/example', "
+        "first at bad.yaml:1"
+    )
+
+
+def test_an_id_registry_shared_by_files_rejects_an_id_used_in_two() -> None:
+    ids = ScenarioIds()
+    parse_scenarios(GOOD, "a.yaml", ids)
+    other = GOOD.replace("gateway/example", "gateway/other")
+    with pytest.raises(ScenarioError) as info:
+        parse_scenarios(f"{other}---\n{GOOD}", "b.yaml", ids)
+    # The other scenario of b.yaml is fine; the duplicate names both files and lines.
+    assert str(info.value) == (
+        f"b.yaml:{GOOD.count(chr(10)) + 2}: id: duplicate scenario id 'gateway/example', "
+        "first at a.yaml:1"
+    )
+    # Loading one file again is no duplicate of itself; without a registry, files are alone.
+    parse_scenarios(GOOD, "a.yaml", ids)
+    parse_scenarios(GOOD, "b.yaml")
 
 
 @pytest.mark.parametrize("text", ["", "- a\n- b\n", "just text\n"])
