@@ -30,6 +30,8 @@ from harness.suites.a2a_client.scenario import A2AClientScenario
 from harness.suites.gateway.scenario import GatewayScenario
 
 __all__ = [
+    "Document",
+    "Lines",
     "LoadedScenario",
     "Problem",
     "Scenario",
@@ -39,6 +41,7 @@ __all__ = [
     "load_scenarios",
     "parse_scenarios",
     "validation_problems",
+    "yaml_documents",
 ]
 
 Scenario = GatewayScenario | A2AClientScenario
@@ -101,7 +104,9 @@ Lines = dict[tuple[Any, ...], int]
 
 
 @dataclass(frozen=True)
-class _Document:
+class Document:
+    """One YAML document of a file: its data and the line of every key and item."""
+
     data: Any
     lines: Lines
 
@@ -117,14 +122,14 @@ def _malformed(file: str, exc: yaml.YAMLError) -> Problem:
     return Problem(file, line, None, f"malformed YAML: {problem}")
 
 
-def _documents(text: str, file: str) -> tuple[list[_Document], list[Problem]]:
+def yaml_documents(text: str, file: str) -> tuple[list[Document], list[Problem]]:
     """The file's documents with their lines; a document that cannot be built is a problem and
     the others are still read (a syntax error stops the whole file: nothing after it parses)."""
     try:
         nodes = list(yaml.compose_all(text, Loader=_LineLoader))
     except yaml.YAMLError as exc:
         return [], [_malformed(file, exc)]
-    documents: list[_Document] = []
+    documents: list[Document] = []
     problems: list[Problem] = []
     for node in nodes:
         if node is None:
@@ -133,7 +138,7 @@ def _documents(text: str, file: str) -> tuple[list[_Document], list[Problem]]:
         _index_lines(node, (), lines)
         loader = _LineLoader("")
         try:
-            documents.append(_Document(loader.construct_document(node), lines))
+            documents.append(Document(loader.construct_document(node), lines))
         except yaml.YAMLError as exc:
             problems.append(_malformed(file, exc))
         finally:
@@ -359,7 +364,7 @@ def parse_scenarios(text: str, file: str, ids: ScenarioIds | None = None) -> lis
 
     ``ids`` is the registry of the ids already loaded (a fresh one: this file alone)."""
     ids = ids if ids is not None else ScenarioIds()
-    documents, problems = _documents(text, file)
+    documents, problems = yaml_documents(text, file)
     loaded: list[LoadedScenario] = []
     for doc in documents:
         data, lines = doc.data, doc.lines

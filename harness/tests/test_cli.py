@@ -11,7 +11,8 @@ import pytest
 
 from harness.cli import main
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "scenarios"
 
 
 def test_validate_bundled(capsys: pytest.CaptureFixture[str]) -> None:
@@ -32,6 +33,41 @@ def test_validate_reports_file_line_field(
         f"{tmp_path / 'missing.yaml'}: no such file or folder",
         f"{bad}:4: model[0].times: times must be at least 1 (or 'forever')",
         f"{bad}:5: request: Input should be a valid dictionary or instance of ChatRequest",
+    ]
+
+
+def gateway_ids() -> list[str]:
+    from harness.suites.loading import load_scenarios
+
+    return [
+        e.scenario.id for f in (SCENARIOS / "gateway").glob("*.yaml") for e in load_scenarios(f)
+    ]
+
+
+def test_validate_recognises_target_files(capsys: pytest.CaptureFixture[str]) -> None:
+    gateway = ROOT / "harness" / "suites" / "gateway" / "reference-gateway.yaml"
+    client = ROOT / "harness" / "suites" / "a2a_client" / "reference-client.yaml"
+    assert main(["validate", str(gateway), str(client), str(SCENARIOS / "gateway")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [
+        f"{gateway}: ok: target file (gateway)",
+        f"{client}: ok: target file (a2a-client)",
+    ]
+    files = len(list((SCENARIOS / "gateway").glob("*.yaml")))
+    assert out[2:] == [f"ok: {len(gateway_ids())} scenario(s) in {files} file(s)"]
+
+
+def test_validate_reports_every_problem_of_a_target_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "my-target.yaml"
+    target.write_text("kind: a2a-client\ncomand: [x]\nstartup_grace: soon\n")
+    assert main(["validate", str(target)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"{target}:1: command: Field required",
+        f"{target}:2: comand: unknown key; did you mean 'command'?",
+        f"{target}:3: startup_grace: 'soon' is not a duration; write it as a number with a "
+        "unit: '250ms', '40s', '1.5m', '2h'",
     ]
 
 
