@@ -16,7 +16,6 @@ alternative. Scenario ids must be unique within a file and, through a shared
 from __future__ import annotations
 
 import difflib
-import re
 import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -179,8 +178,6 @@ def _field_path(loc: Sequence[Any]) -> str:
 
 # --- from pydantic's errors to problems in the file --------------------------------------------
 
-_KEY = re.compile(r"[a-z_][a-z0-9_]*")
-
 
 @dataclass(frozen=True)
 class _Located:
@@ -198,8 +195,8 @@ def _locate(error: Any, data: Any) -> _Located:
 
     Pydantic's locations hold union member tags (``TextChunk``, ``int``,
     ``function-after[...]``) among the keys and indexes; walking the data tells them apart: a key
-    or index that is in the data is a step in the YAML, and so is a last key the data lacks (a
-    missing field); anything else is a tag."""
+    or index that is in the data is a step in the YAML, and so is the key of a missing field;
+    anything else is a tag."""
     raw = tuple(error["loc"])
     node = data
     keep: list[Any] = []
@@ -208,10 +205,10 @@ def _locate(error: Any, data: Any) -> _Located:
         if isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node):
             keep.append(part)
             node = node[part]
-        elif isinstance(part, str) and isinstance(node, dict) and part in node:
+        elif isinstance(node, dict) and part in node:
             keep.append(part)
             node = node[part]
-        elif i == len(raw) - 1 and isinstance(node, dict) and _KEY.fullmatch(str(part)):
+        elif i == len(raw) - 1 and error["type"] == "missing" and isinstance(node, dict):
             keep.append(part)
         else:
             choices.append((raw[:i], str(part)))

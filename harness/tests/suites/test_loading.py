@@ -320,3 +320,12 @@ def test_a_ledger_pattern_typo_names_the_nearest_method() -> None:
         "tasks/cancel, tasks/resubscribe"
     )
     parse_scenarios(text.replace("gett", "get?"), "good.yaml")
+
+
+def test_a_type_tag_is_never_read_as_a_key() -> None:
+    # times is an int or 'forever': pydantic tags its errors 'int' and "literal['forever']".
+    err = _error(GOOD.replace("    chunk_delay: 10ms", "    times: {a: 1}"))
+    assert [p.field for p in err.problems] == ["model[1].times"]
+    # A tools key is the user's, whatever it is called.
+    text = GOOD.replace("history: [user,", "tool_calls: {int: x}\n  history: [user,")
+    assert [p.field for p in _error(text).problems] == ["expect.tool_calls.int"]
