@@ -75,10 +75,17 @@ def _parser() -> argparse.ArgumentParser:
     mutants.add_argument("--time-scale", metavar="F", type=float, default=None)
     mutants.add_argument("--report-dir", metavar="DIR", default="reports")
 
-    validate = sub.add_parser("validate", help="check scenario files without running them")
+    validate = sub.add_parser(
+        "validate", help="check scenario and target files without running them"
+    )
     validate.add_argument("paths", nargs="+", metavar="PATH")
 
-    sub.add_parser("schema", help="print the scenario JSON Schema (for editors)")
+    schema = sub.add_parser(
+        "schema", help="print the JSON Schema of scenario files, or of target files (for editors)"
+    )
+    schema.add_argument(
+        "--target", action="store_true", help="the target file's schema instead of the scenario's"
+    )
 
     lst = sub.add_parser("list", help="print the requirement registry")
     lst.add_argument("--json", action="store_true")
@@ -106,9 +113,9 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command == "mutants":
         return _mutants(args)
     if args.command == "schema":
-        from harness.suites import suite
+        from harness.suites.schema import scenario_schema, target_schema
 
-        print(json.dumps(suite("gateway").SCENARIO_MODEL.model_json_schema(), indent=2))
+        print(json.dumps(target_schema() if args.target else scenario_schema(), indent=2))
         return EXIT_OK
     if args.command == "list":
         return _list(as_json=args.json, markdown=args.markdown)
@@ -168,24 +175,31 @@ def _print_counts(results: Path, rerun: Sequence[str] = ()) -> None:
 
 
 def _validate(paths: Sequence[str]) -> int:
-    from harness.suites.loading import ScenarioError, load_scenarios
+    """Every problem of every file, scenario files and target files alike (a target file is
+    recognised by its keys: :mod:`harness.suites.input_files`)."""
+    from harness.suites.input_files import check_file
+    from harness.suites.loading import ScenarioIds
 
-    files, missing = _scenario_files(paths)
+    found, missing = _scenario_files(paths)
+    files = list({file.resolve(): file for file in found}.values())  # each file once
     errors = [f"{m}: no such file or folder" for m in missing]
-    count = 0
-    for file in files:
-        try:
-            count += len(load_scenarios(file))
-        except ScenarioError as exc:
-            errors.append(str(exc))
+    ids = ScenarioIds()  # one for all the files: an id used in two files is an error
+    checked = [check_file(file, ids) for file in files]
+    errors += [str(problem) for entry in checked for problem in entry.problems]
     for line in errors:
         print(line, file=sys.stderr)
     if errors:
         return EXIT_BAD_INPUT
     if not files:
-        print("no scenario files found", file=sys.stderr)
+        print("no scenario or target files found", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(f"ok: {count} scenario(s) in {len(files)} file(s)")
+    scenario_files = [entry for entry in checked if entry.target_kind is None]
+    for entry in checked:
+        if entry.target_kind is not None:
+            print(f"{entry.file}: ok: target file ({entry.target_kind})")
+    if scenario_files:
+        count = sum(len(entry.scenarios) for entry in scenario_files)
+        print(f"ok: {count} scenario(s) in {len(scenario_files)} file(s)")
     return EXIT_OK
 
 

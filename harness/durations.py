@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, PlainSerializer
+from pydantic import BeforeValidator, Field, PlainSerializer
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
-_PATTERN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)\s*$")
+_SPELLING = r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)\s*$"
+_PATTERN = re.compile(_SPELLING)
 
 
 def parse_duration(value: Any) -> float:
@@ -44,9 +45,21 @@ def format_duration(seconds: float) -> str:
     return f"{round(seconds, 6):g}s"
 
 
+DurationSpelling = (
+    Annotated[float, Field(ge=0, description="seconds")]
+    | Annotated[
+        str,
+        Field(
+            pattern=_SPELLING,
+            description="a number with a unit: '250ms', '40s', '1.5m', '2h' (also 'min')",
+        ),
+    ]
+)
+"""What a scenario or target file may write for a :data:`Duration`, as its JSON Schema says."""
+
 Duration = Annotated[
     float,
-    BeforeValidator(parse_duration),
+    BeforeValidator(parse_duration, json_schema_input_type=DurationSpelling),
     PlainSerializer(format_duration, return_type=str, when_used="json"),
 ]
 """Seconds, read from a user's spelling and written back as one."""

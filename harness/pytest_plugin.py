@@ -6,6 +6,12 @@ standard library at module level) and collects only scenario files: ``*.scenario
 anywhere, or any ``.yaml`` under a folder listed in the ``streamproof_dirs`` ini option.
 Everything heavy (pydantic models, aiohttp, the fakes, the gateway) loads when a scenario
 file is actually collected or run.
+
+Scenario ids are unique across everything one session collects: every file's load shares the
+session's :class:`~harness.suites.loading.ScenarioIds`, so a file that uses an id another file
+(or the same one) already used is a collection error naming both places. Like any collection
+error it stops the session before anything runs (``streamproof run`` exits 2), whatever ``-k``
+would have selected: the check is made at collection, before deselection.
 """
 
 from __future__ import annotations
@@ -21,10 +27,11 @@ import pytest
 
 if TYPE_CHECKING:
     from harness.session import HarnessSession
-    from harness.suites.loading import LoadedScenario
+    from harness.suites.loading import LoadedScenario, ScenarioIds
 
 _SESSION_KEY: pytest.StashKey[HarnessSession] = pytest.StashKey()
 _COLLECTED_FILES: pytest.StashKey[int] = pytest.StashKey()
+_IDS_KEY: pytest.StashKey[ScenarioIds] = pytest.StashKey()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -154,10 +161,11 @@ def pytest_terminal_summary(
 class ScenarioFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         from harness.suites import REGISTRY
-        from harness.suites.loading import ScenarioError, load_scenarios
+        from harness.suites.loading import ScenarioError, ScenarioIds, load_scenarios
 
+        ids = self.config.stash.setdefault(_IDS_KEY, ScenarioIds())
         try:
-            loaded = load_scenarios(self.path)
+            loaded = load_scenarios(self.path, ids)
         except ScenarioError as exc:
             raise self.CollectError(str(exc)) from None
         for entry in loaded:

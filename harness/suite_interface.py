@@ -40,6 +40,7 @@ class Suite(Protocol):
     KIND: str
     SCENARIO_FOLDER: str
     SCENARIO_MODEL: type[BaseModel]
+    TARGET_MODEL: type[BaseModel]
     BUGS: Mapping[str, Any]
     INTENDED: Mapping[str, str]
     DEFAULT_TARGET: Path

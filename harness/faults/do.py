@@ -13,7 +13,9 @@ from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any, Final, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_validator
+from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
+from pydantic_core import CoreSchema
 
 from harness.durations import Duration, format_duration
 from harness.faults.when import _Model, _suggest
@@ -47,6 +49,14 @@ class StatusArgs(_Model):
     @classmethod
     def _shorthand(cls, value: Any) -> Any:
         return {"code": value} if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        # The shorthand: a bare code is {code: ...}.
+        code = {"type": "integer", "minimum": 200, "maximum": 599, "description": "{code: ...}"}
+        return {"anyOf": [code, handler(core_schema)]}
 
     @model_validator(mode="after")
     def _bodyless(self) -> StatusArgs:
@@ -92,18 +102,47 @@ class Do(_Model):
     A status answer may also be written flat: ``{status: 502, body: ..., content_type: ...}``.
     """
 
-    status: StatusArgs | None = None
-    delay: Duration | None = None
+    # ``None`` means "not this action"; a file may write null only where the action takes no
+    # argument or an optional one (``{rst: null}``, ``{stall: null}``), as the schema says.
+    status: StatusArgs | SkipJsonSchema[None] = None
+    delay: Duration | SkipJsonSchema[None] = None
     """Hold back the first byte downstream this long."""
-    drip: Duration | None = None
+    drip: Duration | SkipJsonSchema[None] = None
     """Wait this long before forwarding each event (each chunk, if not an event stream)."""
     split: SplitArgs | None = None
-    corrupt: CorruptKind | None = None
+    corrupt: CorruptKind | SkipJsonSchema[None] = None
     stall: StallArgs | None = None
     end_clean: Literal[True] | None = None
     fin: Literal[True] | None = None
     rst: Literal[True] | None = None
     refuse: Literal[True] | None = None
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """The spellings :meth:`_shorthand` reads: a bare name, a one-key mapping (the model's
+        own schema, held to one key), or the flat status answer."""
+        one_key = handler(core_schema)
+        mapping = handler.resolve_ref_schema(one_key)
+        mapping.update(minProperties=1, maxProperties=1)
+        flat_status = {
+            "type": "object",
+            "description": "a status answer written flat: {status: 502, body: ..., "
+            "content_type: ...}",
+            "properties": {
+                "status": mapping["properties"]["status"],
+                "body": {"type": "string"},
+                "content_type": {"type": "string"},
+            },
+            "required": ["status"],
+            "additionalProperties": False,
+        }
+        bare = {
+            "enum": sorted(_ARGLESS | _OPTIONAL_ARGS),
+            "description": "an action that needs no argument",
+        }
+        return {"anyOf": [bare, one_key, flat_status]}
 
     @model_validator(mode="before")
     @classmethod

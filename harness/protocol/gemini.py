@@ -81,7 +81,17 @@ def _chunk_shorthand(value: Any) -> Any:
     return {"text": value} if isinstance(value, str) else value
 
 
-Chunk = Annotated[TextChunk | CallChunk | ErrorChunk, BeforeValidator(_chunk_shorthand)]
+Chunk = Annotated[
+    TextChunk | CallChunk | ErrorChunk,
+    BeforeValidator(
+        _chunk_shorthand,
+        json_schema_input_type=Annotated[str, Field(description="a text chunk: {text: ...}")]
+        | TextChunk
+        | CallChunk
+        | ErrorChunk,
+    ),
+]
+"""A chunk of a model turn; a bare string is a text chunk."""
 
 FinishReason = Literal["STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER"]
 

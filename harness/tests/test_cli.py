@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = ROOT / "scenarios"
 
 
 def test_validate_bundled(capsys: pytest.CaptureFixture[str]) -> None:
@@ -21,18 +24,116 @@ def test_validate_reports_file_line_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text("id: x\ntitle: t\nrequirements: [GW-AUTH]\nmodel: [{chunks: [a]}]\nrequest: 5\n")
+    bad.write_text(
+        "id: x\ntitle: t\nrequirements: [GW-AUTH]\nmodel: [{chunks: [a], times: 0}]\nrequest: 5\n"
+    )
     assert main(["validate", str(bad), str(tmp_path / "missing.yaml")]) == 2
-    err = capsys.readouterr().err
-    assert f"{bad}:5: request: Input should be a valid dictionary or instance of ChatRequest" in err
-    assert "missing.yaml: no such file or folder" in err
+    err = capsys.readouterr().err.splitlines()
+    assert err[:3] == [
+        f"{tmp_path / 'missing.yaml'}: no such file or folder",
+        f"{bad}:4: model[0].times: times must be at least 1 (or 'forever')",
+        f"{bad}:5: request: Input should be a valid dictionary or instance of ChatRequest",
+    ]
 
 
-def test_schema_is_json(capsys: pytest.CaptureFixture[str]) -> None:
+def gateway_ids() -> list[str]:
+    from harness.suites.loading import load_scenarios
+
+    return [
+        e.scenario.id for f in (SCENARIOS / "gateway").glob("*.yaml") for e in load_scenarios(f)
+    ]
+
+
+def test_validate_recognises_target_files(capsys: pytest.CaptureFixture[str]) -> None:
+    gateway = ROOT / "harness" / "suites" / "gateway" / "reference-gateway.yaml"
+    client = ROOT / "harness" / "suites" / "a2a_client" / "reference-client.yaml"
+    assert main(["validate", str(gateway), str(client), str(SCENARIOS / "gateway")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [
+        f"{gateway}: ok: target file (gateway)",
+        f"{client}: ok: target file (a2a-client)",
+    ]
+    files = len(list((SCENARIOS / "gateway").glob("*.yaml")))
+    assert out[2:] == [f"ok: {len(gateway_ids())} scenario(s) in {files} file(s)"]
+
+
+def test_validate_reports_every_problem_of_a_target_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "my-target.yaml"
+    target.write_text("kind: a2a-client\ncomand: [x]\nstartup_grace: soon\n")
+    assert main(["validate", str(target)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"{target}:1: command: Field required",
+        f"{target}:2: comand: unknown key; did you mean 'command'?",
+        f"{target}:3: startup_grace: 'soon' is not a duration; write it as a number with a "
+        "unit: '250ms', '40s', '1.5m', '2h'",
+    ]
+
+
+DUPLICATE = (
+    "id: gateway/twice\ntitle: t\nrequirements: [GW-AUTH]\nmodel: [{chunks: [a]}]\nrequest: hi\n"
+)
+
+
+def _two_files_one_id(folder: Path) -> tuple[Path, Path]:
+    first, second = folder / "a.yaml", folder / "b.yaml"
+    first.write_text(DUPLICATE)
+    second.write_text("# the same id again\n" + DUPLICATE)
+    return first, second
+
+
+def test_validate_rejects_an_id_used_in_two_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = _two_files_one_id(tmp_path)
+    assert main(["validate", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"{second}:2: id: duplicate scenario id 'gateway/twice', first at {first}:1"
+    ]
+    # A file named twice (a folder and a file in it) is not a duplicate of itself.
+    second.unlink()
+    assert main(["validate", str(tmp_path), str(tmp_path / "." / "a.yaml")]) == 0
+    assert capsys.readouterr().out == "ok: 1 scenario(s) in 1 file(s)\n"
+
+
+def test_run_rejects_an_id_used_in_two_files_as_bad_input(tmp_path: Path) -> None:
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    first, second = _two_files_one_id(folder)
+    reports = tmp_path / "reports"
+    run = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", str(folder), "--report-dir", str(reports)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert (
+        f"{second}:2: id: duplicate scenario id 'gateway/twice', first at {first}:1" in run.stdout
+    )
+
+
+def test_schema_covers_both_scenario_kinds(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema"]) == 0
     schema = json.loads(capsys.readouterr().out)
-    assert schema["title"] == "GatewayScenario"
-    assert "model" in schema["required"]
+    assert schema["title"] == "streamproof scenario"
+    assert [b["$ref"] for b in schema["oneOf"]] == [
+        "#/$defs/GatewayScenario",
+        "#/$defs/A2AClientScenario",
+    ]
+    assert "model" in schema["$defs"]["GatewayScenario"]["required"]
+
+
+def test_schema_target_covers_both_target_kinds(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema", "--target"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["title"] == "streamproof target file"
+    assert [b["$ref"] for b in schema["oneOf"]] == [
+        "#/$defs/GatewayTarget",
+        "#/$defs/ClientTarget",
+    ]
 
 
 @pytest.fixture

@@ -47,3 +47,25 @@ def test_a_duration_is_stated_on_both_clocks_unless_they_agree() -> None:
     # a floor raised the real wait above the scaled figure: the scenario's own value is quoted
     assert on_both_clocks(10.0, 0.1, 60.0) == "10.00s (60s scenario time)"
     assert on_both_clocks(6.0, 1.0, 6.0) == "6.00s"
+
+
+@pytest.mark.parametrize(
+    ("value", "valid"),
+    [
+        *[("20ms", True), ("1.5s", True), (" 2 min ", True), (3, True), (0.25, True)],
+        *[("soon", False), ("20", False), (-1, False), (True, False), (None, False)],
+    ],
+)
+def test_the_json_schema_reads_what_parse_duration_reads(value: object, valid: bool) -> None:
+    from jsonschema import Draft202012Validator
+    from pydantic import TypeAdapter
+
+    from harness.durations import Duration
+
+    schema = TypeAdapter(Duration).json_schema()
+    assert Draft202012Validator(schema).is_valid(value) is valid
+    if valid:
+        parse_duration(value)
+    else:
+        with pytest.raises(ValueError):
+            parse_duration(value)

@@ -59,11 +59,39 @@ def test_markers_for_kind_and_levels(pytester: pytest.Pytester) -> None:
 
 def test_bad_scenario_is_a_collection_error_with_file_line_field(pytester: pytest.Pytester) -> None:
     pytester.makeini(INI)
-    (pytester.path / "bad.scenario.yaml").write_text(SCENARIO.replace("request:", "requets:"))
+    (pytester.path / "bad.scenario.yaml").write_text(
+        SCENARIO.replace("request:", "requets:").replace("[hi]", "[hi]\n    times: 0")
+    )
     result = pytester.runpytest("-q")
-    result.stdout.fnmatch_lines(["*bad.scenario.yaml:6: requets: unknown key*"])
+    # Every problem of the file, not only the first.
+    result.stdout.fnmatch_lines(
+        [
+            "*bad.scenario.yaml:6: model[[]0[]].times: times must be at least 1 (or 'forever')",
+            "*bad.scenario.yaml:7: requets: unknown key*",
+        ]
+    )
     assert "Traceback" not in result.stdout.str()
     assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+def test_an_id_used_in_two_files_is_a_collection_error_naming_both(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini(INI)
+    (pytester.path / "a.scenario.yaml").write_text(SCENARIO)
+    (pytester.path / "b.scenario.yaml").write_text("# again\n" + SCENARIO)
+    # Whatever -k selects: the suite itself is inconsistent.
+    result = pytester.runpytest("-q", "-k", "nothing-matches")
+    result.stdout.fnmatch_lines(
+        [
+            f"{pytester.path / 'b.scenario.yaml'}:2: id: duplicate scenario id "
+            f"'gateway/collected', first at {pytester.path / 'a.scenario.yaml'}:1"
+        ]
+    )
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    # Distinct ids collect as before.
+    (pytester.path / "b.scenario.yaml").write_text(SCENARIO.replace("collected", "other"))
+    assert pytester.runpytest("-q", "--collect-only").ret == pytest.ExitCode.OK
 
 
 def test_plugin_import_is_cheap() -> None:

@@ -61,6 +61,7 @@ from pydantic import (
     Discriminator,
     Field,
     Tag,
+    WithJsonSchema,
     model_validator,
 )
 
@@ -73,6 +74,7 @@ __all__ = [
     "ArtifactStep",
     "HeartbeatStep",
     "Reply",
+    "ReplySpelling",
     "ServerBehaviour",
     "StatusStep",
     "Step",
@@ -125,16 +127,21 @@ class HeartbeatStep(_Model):
 
 
 _STEP_KEYS = ("status", "artifact", "heartbeat")
+_STEP_MODELS: dict[str, type[BaseModel]] = {
+    "status": StatusStep,
+    "artifact": ArtifactStep,
+    "heartbeat": HeartbeatStep,
+}
 
 
 def _step_kind(value: Any) -> str | None:
+    """The tag of the step's model: its class name, which never reads as a YAML key in an
+    error's location (a tag ``status`` would put a phantom ``status`` in ``task[0].status``)."""
     if isinstance(value, BaseModel):
-        return {StatusStep: "status", ArtifactStep: "artifact", HeartbeatStep: "heartbeat"}.get(
-            type(value)
-        )
+        return type(value).__name__ if type(value) in _STEP_MODELS.values() else None
     if isinstance(value, dict):
         present = [k for k in _STEP_KEYS if k in value]
-        return present[0] if len(present) == 1 else None
+        return _STEP_MODELS[present[0]].__name__ if len(present) == 1 else None
     return None
 
 
@@ -152,9 +159,9 @@ def _check_step_shape(value: Any) -> Any:
 
 
 Step = Annotated[
-    Annotated[StatusStep, Tag("status")]
-    | Annotated[ArtifactStep, Tag("artifact")]
-    | Annotated[HeartbeatStep, Tag("heartbeat")],
+    Annotated[StatusStep, Tag("StatusStep")]
+    | Annotated[ArtifactStep, Tag("ArtifactStep")]
+    | Annotated[HeartbeatStep, Tag("HeartbeatStep")],
     Discriminator(_step_kind),
     BeforeValidator(_check_step_shape),
 ]
@@ -173,6 +180,10 @@ def _reply_shorthand(value: Any) -> Any:
     return {"text": value} if isinstance(value, str) else value
 
 
+ReplySpelling = Annotated[str, Field(description="the reply's text, at 0s: {text: ...}")] | Reply
+"""What a scenario may write for ``reply``, as its JSON Schema says."""
+
+
 def _wire_spelling(value: Any) -> Any:
     # YAML reads an unquoted 0.3 or 1.0 as a float.
     if isinstance(value, float) and not isinstance(value, bool):
@@ -189,7 +200,19 @@ def _cancel_spelling(value: Any) -> Any:
 class ServerBehaviour(_Model):
     """How the fake behaves where real servers differ (defaults: a2a-sdk 1.3 serving 0.3)."""
 
-    wire: Annotated[ServedWire, BeforeValidator(_wire_spelling)] = "0.3"
+    wire: Annotated[
+        ServedWire,
+        BeforeValidator(
+            _wire_spelling,
+            json_schema_input_type=ServedWire
+            | Annotated[
+                float,
+                WithJsonSchema(
+                    {"enum": [0.3, 1], "description": "an unquoted 0.3 or 1.0 (read as a number)"}
+                ),
+            ],
+        ),
+    ] = "0.3"
     name: str = "streamproof-fake-agent"
     streaming: bool = True
     resubscribe_snapshot: bool = True
@@ -205,7 +228,12 @@ class ServerBehaviour(_Model):
     error_event: bool = False
     line_end: Literal["crlf", "lf"] = "crlf"
     event_ids: bool = False
-    cancel: Annotated[Literal["honour", "refuse"], BeforeValidator(_cancel_spelling)] = "honour"
+    cancel: Annotated[
+        Literal["honour", "refuse"],
+        BeforeValidator(
+            _cancel_spelling, json_schema_input_type=Literal["honour", "honor", "refuse"]
+        ),
+    ] = "honour"
     interrupted_final: bool = True
     ping_every: Duration | None = None
 
@@ -224,7 +252,9 @@ class A2AScript(_Model):
     """Everything the fake A2A server does in one scenario."""
 
     task: tuple[Step, ...] | None = None
-    reply: Annotated[Reply | None, BeforeValidator(_reply_shorthand)] = None
+    reply: Annotated[
+        Reply | None, BeforeValidator(_reply_shorthand, json_schema_input_type=ReplySpelling | None)
+    ] = None
     server: ServerBehaviour = Field(default_factory=ServerBehaviour)
 
     @model_validator(mode="after")

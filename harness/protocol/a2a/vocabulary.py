@@ -171,6 +171,8 @@ _UNIMPLEMENTED: Final[dict[str, tuple[WireVersion, int]]] = {
     "DeleteTaskPushNotificationConfig": ("1.0", PUSH_NOTIFICATION_NOT_SUPPORTED),
     "GetExtendedAgentCard": ("1.0", EXTENDED_CARD_NOT_CONFIGURED),
 }
+KNOWN_METHODS: Final[tuple[str, ...]] = (*_OPS, *_UNIMPLEMENTED)
+"""Every method name :func:`version_of` knows, both wires, implemented by the fake or not."""
 
 
 def version_of(method: str) -> WireVersion | None:

@@ -39,6 +39,7 @@ locations come from the shared loader in :mod:`harness.suites.loading`.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -50,15 +51,17 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
 
 from harness.capabilities import ClientCapability
 from harness.durations import Duration
-from harness.fakes.a2a.script import A2AScript, Reply, ServerBehaviour, Step
+from harness.fakes.a2a.script import A2AScript, Reply, ReplySpelling, ServerBehaviour, Step
 from harness.faults.plan import Fault
-from harness.protocol.a2a import METHODS, op_of, version_of
+from harness.patterns import json_schema_pattern
+from harness.protocol.a2a import KNOWN_METHODS, METHODS, op_of, version_of
 from harness.requirements import RequirementIds
 from harness.suites.a2a_client.result import ResultStatus
 
@@ -115,9 +118,11 @@ def _compile(terms: tuple[str, ...]) -> re.Pattern[str]:
         names = (grouped or bare).split("|")
         for name in names:
             if version_of(name) is None:
+                close = difflib.get_close_matches(name, KNOWN_METHODS, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise ValueError(
-                    f"{name!r} in the ledger pattern is not an A2A JSON-RPC method "
-                    f"(e.g. {', '.join(METHODS['0.3'].values())})"
+                    f"{name!r} in the ledger pattern is not an A2A JSON-RPC method{hint}; "
+                    f"e.g. {', '.join(METHODS['0.3'].values())}"
                 )
         alternatives = "|".join(re.escape(canonical_method(n)) for n in names)
         parts.append(f"(?:(?:{alternatives}) ){quantifier}")
@@ -171,19 +176,37 @@ class ResultExpect(_Model):
     incomplete) or ``incomplete`` (the result says incomplete)."""
 
 
+LedgerTerms = Annotated[
+    str,
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": json_schema_pattern(KNOWN_METHODS),
+            "description": "JSON-RPC method names (either wire's spelling), 'a|b' alternatives, "
+            "an optional + * ? quantifier; several terms separated by spaces",
+        }
+    ),
+]
+"""A ledger pattern's terms as its JSON Schema says (the loader checks the same)."""
+
+
+def _split_terms(value: Any) -> Any:
+    return tuple(value.split()) if isinstance(value, str) else value
+
+
 class A2AClientExpect(_Model):
     result: ResultExpect | None = None
     """The first turn's result."""
     follow_up: ResultExpect | None = None
     """The follow-up turn's result."""
-    ledger: tuple[str, ...] | None = None
+    ledger: Annotated[
+        tuple[str, ...] | None,
+        BeforeValidator(
+            _split_terms, json_schema_input_type=LedgerTerms | tuple[LedgerTerms, ...] | None
+        ),
+    ] = None
     """A pattern over the JSON-RPC methods the server received, in order (all turns)."""
     tasks_created: int | None = Field(None, ge=0)
-
-    @field_validator("ledger", mode="before")
-    @classmethod
-    def _split(cls, v: Any) -> Any:
-        return tuple(v.split()) if isinstance(v, str) else v
 
     @field_validator("ledger")
     @classmethod
@@ -225,7 +248,9 @@ class A2AClientScenario(_Model):
     the server's wire implies that wire (``both``: either)."""
     client: ClientCall
     task: tuple[Step, ...] | None = None
-    reply: Annotated[Reply | None, BeforeValidator(_reply_shorthand)] = None
+    reply: Annotated[
+        Reply | None, BeforeValidator(_reply_shorthand, json_schema_input_type=ReplySpelling | None)
+    ] = None
     server: ServerBehaviour = Field(default_factory=ServerBehaviour)
     links: A2AClientLinks = A2AClientLinks()
     expect: A2AClientExpect = A2AClientExpect()

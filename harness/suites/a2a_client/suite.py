@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from harness.suites.a2a_client.reference.mutants import BUGS, INTENDED
 from harness.suites.a2a_client.scenario import A2AClientScenario
 from harness.suites.a2a_client.target import DEFAULT_CLIENT_TARGET as DEFAULT_TARGET
+from harness.suites.a2a_client.target import ClientTarget
 from harness.suites.a2a_client.target import load_client_target as load_target
 from harness.verdicts import Verdict
 
@@ -23,6 +24,7 @@ __all__ = [
     "KIND",
     "SCENARIO_FOLDER",
     "SCENARIO_MODEL",
+    "TARGET_MODEL",
     "environment",
     "load_target",
     "render_failure",
@@ -32,6 +34,8 @@ KIND = "a2a-client"
 SCENARIO_FOLDER = "a2a_client"
 """The bundled scenarios' folder under ``scenarios/``."""
 SCENARIO_MODEL = A2AClientScenario
+TARGET_MODEL = ClientTarget
+"""What a target file of this kind holds."""
 
 
 def environment(

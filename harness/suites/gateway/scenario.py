@@ -4,13 +4,15 @@ must be observed). Loaded and located by :mod:`harness.suites.loading`."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Sequence
+from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -19,6 +21,7 @@ from harness.capabilities import GatewayCapability
 from harness.durations import Duration
 from harness.fakes.records import MARKER_PLACEHOLDER
 from harness.faults.plan import Links
+from harness.patterns import check_names, json_schema_pattern
 from harness.protocol.gemini import ModelTurn
 from harness.requirements import RequirementIds
 
@@ -52,14 +55,35 @@ def _request_shorthand(value: Any) -> Any:
     return {"text": value} if isinstance(value, str) else value
 
 
+FrameType = Literal["delta", "message", "tool_call", "tool_result", "error", "done"]
+"""The frame types of the seed's typed protocol (the SSE ``event:`` names)."""
+FRAME_TYPES: Final[tuple[FrameType, ...]] = get_args(FrameType)
+
 HistoryKind = Literal["user", "function_call", "function_response", "text", "error"]
+"""The kinds of stored session events an expectation names."""
+HISTORY_KINDS: Final[tuple[HistoryKind, ...]] = get_args(HistoryKind)
+
+
+def _pattern_schema(names: Sequence[str], what: str) -> dict[str, Any]:
+    """The JSON Schema of a pattern string over ``names`` (the loader checks the same with
+    :func:`harness.patterns.check_names`)."""
+    return {
+        "type": "string",
+        "pattern": json_schema_pattern(names),
+        "description": f"a pattern over {what}s ({', '.join(names)}): names, 'a|b' "
+        "alternatives, an optional + * ? quantifier",
+    }
+
+
+FramePattern = Annotated[str, WithJsonSchema(_pattern_schema(FRAME_TYPES, "frame type"))]
+HistoryPattern = Annotated[str, WithJsonSchema(_pattern_schema(HISTORY_KINDS, "history kind"))]
 
 
 class GatewayExpect(_Model):
-    frames: str | None = None
+    frames: FramePattern | None = None
     """A pattern over frame types, e.g. ``tool_call tool_result delta+ message done``.
     Quantifiers ``+ * ?`` and alternatives ``error|done`` are allowed."""
-    history: tuple[HistoryKind, ...] | str | None = None
+    history: tuple[HistoryKind, ...] | HistoryPattern | None = None
     """The kinds of the stored events, in order: a list, or a pattern like the frames one
     (``user function_call function_response error?``)."""
     tool_calls: dict[str, int] | None = None
@@ -69,13 +93,18 @@ class GatewayExpect(_Model):
     auth: bool = False
     """Probe the target's authentication and history isolation (needs two users)."""
 
-    @field_validator("frames", "history")
+    @field_validator("frames")
     @classmethod
-    def _pattern_compiles(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            from harness.patterns import compile_frame_pattern
+    def _frame_types(cls, v: str | None) -> str | None:
+        if v is not None:
+            check_names(v, FRAME_TYPES, "frame type")
+        return v
 
-            compile_frame_pattern(v)
+    @field_validator("history")
+    @classmethod
+    def _history_kinds(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            check_names(v, HISTORY_KINDS, "history kind")
         return v
 
 
@@ -102,7 +131,16 @@ class GatewayScenario(_Model):
     model: tuple[ModelTurn, ...] = Field(min_length=1)
     tools: dict[str, Any] = Field(default_factory=dict)
     """The fake tool service's answer per tool; ``{{marker}}`` becomes a per-run secret."""
-    request: Annotated[ChatRequest, BeforeValidator(_request_shorthand)]
+    request: Annotated[
+        ChatRequest,
+        BeforeValidator(
+            _request_shorthand,
+            json_schema_input_type=Annotated[
+                str, Field(min_length=1, description="the user's text: {text: ...}")
+            ]
+            | ChatRequest,
+        ),
+    ]
     expect: GatewayExpect = GatewayExpect()
     limits: GatewayLimits = GatewayLimits()
     links: Links = Links()
@@ -153,10 +191,14 @@ class GatewayScenario(_Model):
 
 
 __all__ = [
+    "FRAME_TYPES",
+    "HISTORY_KINDS",
     "MARKER_PLACEHOLDER",
     "ChatRequest",
+    "FrameType",
     "GatewayExpect",
     "GatewayLimits",
     "GatewayScenario",
+    "HistoryKind",
     "ModelTurn",
 ]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.suites.gateway.reference.mutants import BUGS, INTENDED
 from harness.suites.gateway.scenario import GatewayScenario
-from harness.suites.gateway.target import DEFAULT_TARGET, load_target
+from harness.suites.gateway.target import DEFAULT_TARGET, GatewayTarget, load_target
 from harness.verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ __all__ = [
     "KIND",
     "SCENARIO_FOLDER",
     "SCENARIO_MODEL",
+    "TARGET_MODEL",
     "environment",
     "load_target",
     "render_failure",
@@ -30,6 +31,8 @@ KIND = "gateway"
 SCENARIO_FOLDER = "gateway"
 """The bundled scenarios' folder under ``scenarios/``."""
 SCENARIO_MODEL = GatewayScenario
+TARGET_MODEL = GatewayTarget
+"""What a target file of this kind holds."""
 
 
 def environment(

@@ -6,7 +6,7 @@ import pytest
 
 from harness.protocol.gemini import CallChunk, ErrorChunk, TextChunk
 from harness.suites.gateway.scenario import GatewayScenario
-from harness.suites.loading import ScenarioError, load_scenarios, parse_scenarios
+from harness.suites.loading import ScenarioError, ScenarioIds, load_scenarios, parse_scenarios
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 
@@ -57,7 +57,7 @@ def _error(text: str) -> ScenarioError:
 def test_unknown_key_names_file_line_and_field() -> None:
     err = _error(GOOD.replace("    chunk_delay: 10ms", "    chunk_dealy: 10ms"))
     assert (err.file, err.line, err.field) == ("bad.yaml", 8, "model[1].chunk_dealy")
-    assert str(err) == "bad.yaml:8: model[1].chunk_dealy: unknown key"
+    assert str(err) == "bad.yaml:8: model[1].chunk_dealy: unknown key; did you mean 'chunk_delay'?"
 
 
 def test_typo_inside_a_union_member_is_reported_at_its_line() -> None:
@@ -113,7 +113,26 @@ def test_several_documents_and_duplicate_ids() -> None:
     assert [x.scenario.id for x in loaded] == ["gateway/example", "gateway/other"]
     assert loaded[1].line == GOOD.count("\n") + 2
     err = _error(GOOD + "---\n" + GOOD)
-    assert "duplicate scenario id" in err.problem and err.line == GOOD.count("\n") + 2
+    assert str(err) == (
+        f"bad.yaml:{GOOD.count(chr(10)) + 2}: id: duplicate scenario id 'gateway/example', "
+        "first at bad.yaml:1"
+    )
+
+
+def test_an_id_registry_shared_by_files_rejects_an_id_used_in_two() -> None:
+    ids = ScenarioIds()
+    parse_scenarios(GOOD, "a.yaml", ids)
+    other = GOOD.replace("gateway/example", "gateway/other")
+    with pytest.raises(ScenarioError) as info:
+        parse_scenarios(f"{other}---\n{GOOD}", "b.yaml", ids)
+    # The other scenario of b.yaml is fine; the duplicate names both files and lines.
+    assert str(info.value) == (
+        f"b.yaml:{GOOD.count(chr(10)) + 2}: id: duplicate scenario id 'gateway/example', "
+        "first at a.yaml:1"
+    )
+    # Loading one file again is no duplicate of itself; without a registry, files are alone.
+    parse_scenarios(GOOD, "a.yaml", ids)
+    parse_scenarios(GOOD, "b.yaml")
 
 
 @pytest.mark.parametrize("text", ["", "- a\n- b\n", "just text\n"])
@@ -153,3 +172,160 @@ def test_fault_plan_errors_name_file_line_and_field() -> None:
 def test_reload_needs_a_drop() -> None:
     err = _error(GOOD.replace("request: Where is order 1042?", "request: {text: hi, reload: true}"))
     assert err.field == "request" and "disconnect_after_frames" in err.problem
+
+
+A2A_GOOD = """\
+id: a2a_client/example
+title: An example
+kind: a2a-client
+requirements: [A2A-C-RECOVERY]
+client: {deadline: 90s, idle: 20s}
+task:
+  - {at: 0s, status: submitted}
+  - {at: 2s, artifact: {id: s, text: x}}
+  - {at: 3s, heartbeat: true}
+  - {at: 4s, status: completed}
+"""
+
+
+def test_every_error_of_every_document_is_reported() -> None:
+    gateway = (
+        GOOD.replace("{name: lookupOrder,", "{nam: lookupOrder,")
+        .replace("{text: shipped., delay: 50ms}", "{txt: shipped., delay: 50ms}")
+        .replace("chunk_delay: 10ms", "chunk_delay: soon")
+    )
+    client = (
+        A2A_GOOD.replace("idle: 20s}", "idle: 20s, promt: x}")
+        .replace("status: submitted", "status: submited")
+        .replace("heartbeat: true}", "heartbeat: true, coment: x}")
+    )
+    err = _error(gateway + "---\n- not a mapping\n---\n" + client)
+    offset = GOOD.count("\n") + 3
+    assert [str(p) for p in err.problems] == [
+        "bad.yaml:6: model[0].chunks[0].function_call.nam: unknown key; did you mean 'name'?",
+        "bad.yaml:6: model[0].chunks[0].function_call.name: Field required",
+        "bad.yaml:7: model[1].chunks[1].txt: unknown key; did you mean 'text'?",
+        "bad.yaml:7: model[1].chunks[1].text: Field required",
+        "bad.yaml:8: model[1].chunk_delay: 'soon' is not a duration; write it as a number "
+        "with a unit: '250ms', '40s', '1.5m', '2h'",
+        f"bad.yaml:{offset - 1}: a scenario document must be a mapping",
+        f"bad.yaml:{offset + 5}: client.promt: unknown key; did you mean 'prompt'?",
+        f"bad.yaml:{offset + 7}: task[0].status: Input should be 'submitted', 'working', "
+        "'input-required', 'auth-required', 'completed', 'failed', 'canceled', 'rejected' or "
+        "'unknown'",
+        f"bad.yaml:{offset + 9}: task[2].coment: unknown key; did you mean 'comment'?",
+    ]
+    # str() is one problem per line; the first problem's fields stay on the error.
+    assert str(err) == "\n".join(str(p) for p in err.problems)
+    assert (err.line, err.field) == (6, "model[0].chunks[0].function_call.nam")
+
+
+def test_a_valid_file_of_both_kinds_loads() -> None:
+    loaded = parse_scenarios(GOOD + "---\n" + A2A_GOOD, "two.yaml")
+    assert [x.scenario.kind for x in loaded] == ["gateway", "a2a-client"]
+
+
+def test_only_the_union_member_the_document_meant_is_reported() -> None:
+    # A chunk is text, a function call or an error: one typo is one problem, not three.
+    err = _error(GOOD.replace('["Order 1042 ", {text: shipped., delay: 50ms}]', "[{txt: a}]"))
+    assert [p.field for p in err.problems] == ["model[1].chunks[0].txt", "model[1].chunks[0].text"]
+    err = _error(GOOD.replace("{name: lookupOrder,", "{name: 5,"))
+    assert [str(p) for p in err.problems] == [
+        "bad.yaml:6: model[0].chunks[0].function_call.name: Input should be a valid string"
+    ]
+
+
+def test_a_key_the_user_named_stays_in_the_path() -> None:
+    text = GOOD.replace("history: [user,", "tool_calls: {lookupOrder: many}\n  history: [user,")
+    assert str(_error(text)) == (
+        "bad.yaml:14: expect.tool_calls.lookupOrder: Input should be a valid integer, unable to "
+        "parse string as an integer"
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "messages"),
+    [
+        # a top-level key (the field it misspells is then missing too)
+        (
+            "request:",
+            "requets:",
+            [
+                "bad.yaml:1: request: Field required",
+                "bad.yaml:11: requets: unknown key; did you mean 'request'?",
+            ],
+        ),
+        # a key of a union member: the member the document meant (a text chunk)
+        (
+            "{text: shipped., delay: 50ms}",
+            "{text: shipped., dealy: 50ms}",
+            ["bad.yaml:7: model[1].chunks[1].dealy: unknown key; did you mean 'delay'?"],
+        ),
+    ],
+)
+def test_an_unknown_key_suggests_the_nearest_valid_one(
+    old: str, new: str, messages: list[str]
+) -> None:
+    assert str(_error(GOOD.replace(old, new))).splitlines() == messages
+
+
+LINKS = GOOD + "links:\n  model:\n    - when: {after_event: 2}\n      do: {stall: {for: 1s}}\n"
+
+
+def test_fault_keys_and_aliases_are_suggested() -> None:
+    assert str(_error(LINKS.replace("    - when:", "    - wen:"))) == (
+        "bad.yaml:17: links.model[0].wen: unknown key; did you mean 'when'?"
+    )
+    assert str(_error(LINKS.replace("{for: 1s}", "{fr: 1s}"))) == (
+        "bad.yaml:18: links.model[0].do.stall.fr: unknown key; did you mean 'for'?"
+    )
+
+
+def test_an_unknown_key_like_no_valid_one_lists_them() -> None:
+    err = _error(GOOD.replace("request: Where", "request: {text: Where, zzz: 1}\nx: Where"))
+    assert [p.problem for p in err.problems] == [
+        "unknown key; keys here are text, streaming, disconnect_after_frames, reload",
+        "unknown key; keys here are id, title, kind, requirements, needs, model, tools, "
+        "request, expect, limits, links",
+    ]
+
+
+def test_a_frame_pattern_typo_is_a_load_error_naming_the_nearest_frame_type() -> None:
+    err = _error(GOOD.replace("delta+ message done", "delta+ mesage done"))
+    assert str(err) == (
+        "bad.yaml:13: expect.frames: unknown frame type 'mesage' (did you mean 'message'?) in "
+        "'tool_call tool_result delta+ mesage done'; frame types are delta, message, tool_call, "
+        "tool_result, error, done"
+    )
+
+
+def test_a_history_pattern_names_history_kinds() -> None:
+    text = GOOD.replace(
+        "history: [user, function_call, function_response, text]",
+        "history: user function_call function_respons text",
+    )
+    assert str(_error(text)) == (
+        "bad.yaml:14: expect.history: unknown history kind 'function_respons' (did you mean "
+        "'function_response'?) in 'user function_call function_respons text'; history kinds are "
+        "user, function_call, function_response, text, error"
+    )
+    parse_scenarios(text.replace("respons ", "response "), "good.yaml")
+
+
+def test_a_ledger_pattern_typo_names_the_nearest_method() -> None:
+    text = A2A_GOOD + "expect:\n  ledger: message/stream tasks/gett\n"
+    assert str(_error(text)) == (
+        "bad.yaml:12: expect.ledger: 'tasks/gett' in the ledger pattern is not an A2A JSON-RPC "
+        "method (did you mean 'tasks/get'?); e.g. message/send, message/stream, tasks/get, "
+        "tasks/cancel, tasks/resubscribe"
+    )
+    parse_scenarios(text.replace("gett", "get?"), "good.yaml")
+
+
+def test_a_type_tag_is_never_read_as_a_key() -> None:
+    # times is an int or 'forever': pydantic tags its errors 'int' and "literal['forever']".
+    err = _error(GOOD.replace("    chunk_delay: 10ms", "    times: {a: 1}"))
+    assert [p.field for p in err.problems] == ["model[1].times"]
+    # A tools key is the user's, whatever it is called.
+    text = GOOD.replace("history: [user,", "tool_calls: {int: x}\n  history: [user,")
+    assert [p.field for p in _error(text).problems] == ["expect.tool_calls.int"]

@@ -19,6 +19,7 @@ from typing import Any
 from harness.requirements import from_violations, not_applicable
 from harness.suites.gateway.checks.reducer import replay
 from harness.suites.gateway.observation import Frame, GatewayObservation
+from harness.suites.gateway.scenario import FRAME_TYPES
 from harness.texts import compress, short, squash
 from harness.verdicts import Verdict
 
@@ -32,7 +33,6 @@ __all__ = [
     "stream_terminal_verdicts",
 ]
 
-FRAME_TYPES = ("delta", "message", "tool_call", "tool_result", "error", "done")
 TERMINAL = ("done", "error")
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
