@@ -221,14 +221,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.time_scale is not None and not args.time_scale > 0:
         return _bad_input(report_dir, "--time-scale must be a positive number", args)
     if args.target is not None:
-        from harness.session import target_kind
-        from harness.suites import SUITES, suite
+        from harness.suites import suite
+        from harness.suites.input_files import check_target_file
         from harness.targets.errors import TargetConfigError
 
-        kind = target_kind(args.target) or "gateway"
-        if kind not in SUITES:
-            reason = f"{args.target}: kind: unknown target kind {kind!r}; kinds are "
-            return _bad_input(report_dir, reason + ", ".join(SUITES), args)
+        # Every problem of the target file with its line, as validate reports them; then the
+        # suite's own loading (which also resolves a relative cwd and checks it exists).
+        checked = check_target_file(args.target)
+        if checked.problems:
+            return _bad_input(report_dir, "\n".join(map(str, checked.problems)), args)
+        kind = checked.target_kind or "gateway"
         try:
             suite(kind).load_target(args.target)
         except TargetConfigError as exc:

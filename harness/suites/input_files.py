@@ -44,6 +44,7 @@ from harness.suites.loading import (
 __all__ = [
     "CheckedFile",
     "check_file",
+    "check_target_file",
     "is_target_document",
     "scenario_only_keys",
     "target_only_keys",
@@ -101,20 +102,43 @@ def _target_problems(doc: Document, file: str) -> tuple[str, list[Problem]]:
     return kind, []
 
 
+def _read(path: str | Path) -> tuple[str | None, CheckedFile | None]:
+    file = str(path)
+    try:
+        return Path(path).read_text(encoding="utf-8"), None
+    except OSError as exc:
+        problem = Problem(file, None, None, f"cannot read: {exc.strerror or exc}")
+    except UnicodeDecodeError as exc:
+        problem = Problem(file, None, None, f"not UTF-8 text: {exc.reason}")
+    return None, CheckedFile(file, problems=(problem,))
+
+
+def check_target_file(path: str | Path) -> CheckedFile:
+    """Validate the file at ``path`` as a target file, whatever its keys (``--target`` says
+    what it is), with every problem and its line."""
+    file = str(path)
+    text, unreadable = _read(path)
+    if unreadable is not None:
+        return unreadable
+    assert text is not None
+    documents, malformed = yaml_documents(text, file)
+    if malformed:
+        return CheckedFile(file, problems=tuple(malformed))
+    if len(documents) != 1 or not isinstance(documents[0].data, dict):
+        problem = Problem(file, None, None, "a target file is one YAML mapping")
+        return CheckedFile(file, problems=(problem,))
+    kind, problems = _target_problems(documents[0], file)
+    return CheckedFile(file, target_kind=kind, problems=tuple(problems))
+
+
 def check_file(path: str | Path, ids: ScenarioIds) -> CheckedFile:
     """Validate the file at ``path`` as a target file or as scenarios (see the module); ``ids``
     holds the scenario ids of the files checked before it."""
     file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        return CheckedFile(
-            file, problems=(Problem(file, None, None, f"cannot read: {exc.strerror or exc}"),)
-        )
-    except UnicodeDecodeError as exc:
-        return CheckedFile(
-            file, problems=(Problem(file, None, None, f"not UTF-8 text: {exc.reason}"),)
-        )
+    text, unreadable = _read(path)
+    if unreadable is not None:
+        return unreadable
+    assert text is not None
     documents, malformed = yaml_documents(text, file)
     if not malformed and len(documents) == 1 and is_target_document(documents[0].data):
         kind, problems = _target_problems(documents[0], file)

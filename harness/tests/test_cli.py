@@ -211,3 +211,16 @@ def test_without_bundled_suites_run_says_so_and_list_shows_none(
     assert main(["list"]) == 0
     out, err = capsys.readouterr()
     assert "scenarios: (none)" in out and "no bundled suites" in err
+
+
+def test_a_bad_target_file_gets_every_problem_with_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "t.yaml"
+    target.write_text("kind: gateway\ncommand: [x]\nport: -3\nlistning_pattern: 'x (\\d+)'\n")
+    assert (
+        main(["run", str(SCENARIOS), "--target", str(target), "--report-dir", str(tmp_path)]) == 2
+    )
+    err = capsys.readouterr().err
+    assert f"{target}:3: port:" in err
+    assert f"{target}:4: listning_pattern: unknown key; did you mean 'listening_pattern'?" in err

@@ -14,7 +14,7 @@ import socket
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -97,7 +97,7 @@ class GatewayTarget(_Model):
     """The folder the command runs in, relative to the target file; default: the folder
     streamproof runs in."""
     env: dict[str, str] = Field(default_factory=dict)
-    port: int | Literal["auto"] = 0
+    port: Annotated[int, Field(ge=0, le=65535)] | Literal["auto"] = 0
     """0: the gateway picks a port and prints it; ``auto``: the harness picks a free port."""
     listening_pattern: str = r"https?://(?:127\.0\.0\.1|localhost):(\d+)"
     ready: Ready = Ready()
