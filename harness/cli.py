@@ -43,6 +43,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--time-scale", metavar="F", type=float, default=None)
     run.add_argument("--report-dir", metavar="DIR", default="reports")
     run.add_argument("--strict", action="store_true", help="SHOULD failures fail too")
+    run.add_argument(
+        "--full-observations",
+        action="store_true",
+        help="keep every scenario's whole observation in results.json (default: failures only)",
+    )
     run.add_argument("-k", metavar="EXPR", help="only scenarios whose id matches EXPR")
     run.add_argument("-x", "--exitfirst", action="store_true")
     run.add_argument("-q", "--quiet", action="store_true")
@@ -240,6 +245,8 @@ def _run(args: argparse.Namespace) -> int:
         pytest_args.append(f"--streamproof-time-scale={args.time_scale}")
     if args.strict:
         pytest_args.append("--streamproof-strict")
+    if args.full_observations:
+        pytest_args.append("--streamproof-full-observations")
     if args.k:
         pytest_args += ["-k", args.k]
     if args.exitfirst:
@@ -301,7 +308,7 @@ def _bad_input(report_dir: Path, reason: str, args: argparse.Namespace) -> int:
     import datetime as dt
 
     from harness.durations import DEFAULT_TIME_SCALE
-    from harness.report.results import results_report
+    from harness.report.results import results_report, write_results
 
     print(reason, file=sys.stderr)
     report = results_report(
@@ -316,8 +323,7 @@ def _bad_input(report_dir: Path, reason: str, args: argparse.Namespace) -> int:
     )
     report["summary"].update(ok=False, interrupted=False, error=reason)
     try:
-        report_dir.mkdir(parents=True, exist_ok=True)
-        (report_dir / "results.json").write_text(json.dumps(report, indent=2) + "\n")
+        write_results(report, report_dir / "results.json")
     except OSError as exc:
         print(f"streamproof: cannot write {report_dir / 'results.json'}: {exc}", file=sys.stderr)
     return EXIT_BAD_INPUT

@@ -57,6 +57,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="fail scenarios on SHOULD requirements too",
     )
+    group.addoption(
+        "--streamproof-full-observations",
+        action="store_true",
+        default=False,
+        help="keep every scenario's whole observation in results.json (default: only for "
+        "failures and unmet SHOULDs; a summary for the others)",
+    )
     parser.addini(
         "streamproof_dirs",
         type="paths",

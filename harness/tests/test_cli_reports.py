@@ -219,4 +219,43 @@ def test_a_bad_target_file_writes_a_report_that_says_so(tmp_path: Path) -> None:
     assert run.returncode == 2, run.stdout + run.stderr
     report = json.loads((reports / "results.json").read_text())
     assert report["summary"]["ok"] is False and "command" in report["summary"]["error"]
-    assert report["target_file"] == str(target) and report["report_version"] == 1
+    assert report["target_file"] == str(target) and report["report_version"] == 2
+
+
+def test_the_gateway_suite_report_is_small_and_a_failure_keeps_its_whole_observation(
+    tmp_path: Path,
+) -> None:
+    """Issue 10: 1.5 MB of observations for passing scenarios. A passing scenario keeps its
+    suite's summary; the scenario that breaks a rule keeps everything."""
+    require_module("google.adk")
+    gateway = str(ROOT / "scenarios" / "gateway")
+    run = _cli("run", gateway, "--bug", "reused-frame-ids", "--report-dir", str(tmp_path), "-q")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr  # a SHOULD: unmet, not failed
+    size = (tmp_path / "results.json").stat().st_size
+    assert size < 200_000, size
+    report = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    unmet = [
+        s
+        for s in report["scenarios"]
+        if any(v["outcome"] == "non-strict" for v in s.get("verdicts", []))
+    ]
+    assert unmet, "the mutant broke no SHOULD"
+    for scenario in unmet:
+        assert scenario["observation_detail"] == "full"
+        assert scenario["observation"]["frames"] and scenario["observation"]["model_calls"]
+        fresh = next(v for v in scenario["verdicts"] if v["requirement"] == "GW-FRAME-ID-FRESH")
+        assert "observed" in fresh  # the evidence stays with the verdict
+    held = [s for s in report["scenarios"] if s not in unmet and s["outcome"] == "passed"]
+    assert held and all(s["observation_detail"] == "summary" for s in held)
+    assert all("frame_sequence" in s["observation"] for s in held)
+
+
+def test_full_observations_keeps_every_observation_whole(tmp_path: Path) -> None:
+    require_module("google.adk")
+    scenario = str(ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml")
+    run = _cli("run", scenario, "--full-observations", "--report-dir", str(tmp_path), "-q")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr
+    (record,) = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["scenarios"]
+    assert record["outcome"] == "passed" and record["observation_detail"] == "full"
+    assert [f["event"] for f in record["observation"]["frames"]][-1] == "done"
+    assert any("observed" in v for v in record["verdicts"])
