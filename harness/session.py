@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -68,6 +69,8 @@ class HarnessSession:
         self._loop: BackgroundLoop | None = None
         self._envs: dict[str, Environment] = {}
         self._start_errors: dict[str, BaseException] = {}
+        self._targets: dict[str, dict[str, Any]] = {}
+        """Per scenario kind, the target its environment runs (for the report's provenance)."""
 
     # --- environment ----------------------------------------------------------------------
 
@@ -79,6 +82,7 @@ class HarnessSession:
         if env is None:
             try:
                 env = self._make_environment(kind)
+                self._targets[kind] = env.target_info
                 if self._loop is None:
                     self._loop = BackgroundLoop()
                 self._loop.run(env.start(), timeout=START_BUDGET)
@@ -86,6 +90,7 @@ class HarnessSession:
                 self._start_errors[kind] = exc
                 raise
             self._envs[kind] = env
+            self._targets[kind] = env.target_info  # now with what it learnt at start
         return env
 
     def _make_environment(self, kind: str) -> Environment:
@@ -188,6 +193,9 @@ class HarnessSession:
             started_at=self.started_at,
             duration_s=time.monotonic() - self._t0,
             exitstatus=exitstatus,
+            targets=self._targets,
+            command_line=sys.argv,
+            pytest_args=[str(arg) for arg in self.config.invocation_params.args],
         )
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.report.provenance import provenance
 from harness.suites import REGISTRY
 from harness.verdicts import Kind, Outcome
 
@@ -41,8 +42,13 @@ def results_report(
     started_at: dt.datetime,
     duration_s: float,
     exitstatus: int,
+    targets: Mapping[str, Mapping[str, Any]] | None = None,
+    command_line: Sequence[str] | None = None,
+    pytest_args: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """The report of one run from its per-scenario records."""
+    """The report of one run from its per-scenario records. ``targets``: per scenario kind, the
+    target its environment ran (``Environment.target_info``); ``command_line`` (default
+    ``sys.argv``) and ``pytest_args`` go into the report's ``environment``."""
     outcomes = [r.get("outcome", "failed") for r in records]
     per_requirement: dict[str, dict[str, Any]] = {}
     for record in records:
@@ -82,7 +88,14 @@ def results_report(
             "interrupted": int(exitstatus) == 2,
             "verdicts": counts,
         },
-        "environment": {"pid": os.getpid()},
+        "environment": provenance(
+            targets=targets or {},
+            time_scale=time_scale,
+            bug=bug,
+            strict=strict,
+            command_line=sys.argv if command_line is None else command_line,
+            pytest_args=pytest_args,
+        ),
         "requirements": {
             rid: {"statement": REGISTRY[rid].statement, **entry}
             for rid, entry in sorted(per_requirement.items())

@@ -259,3 +259,39 @@ def test_full_observations_keeps_every_observation_whole(tmp_path: Path) -> None
     assert record["outcome"] == "passed" and record["observation_detail"] == "full"
     assert [f["event"] for f in record["observation"]["frames"]][-1] == "done"
     assert any("observed" in v for v in record["verdicts"])
+
+
+def test_the_report_names_every_version_the_targets_and_the_command_line(tmp_path: Path) -> None:
+    require_module("google.adk")
+    require_module("a2a")
+    from importlib import metadata
+
+    gateway = str(ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml")
+    client = str(ROOT / "scenarios" / "a2a_client" / "failed.yaml")
+    run = _cli("run", gateway, client, "--time-scale", "0.2", "--report-dir", str(tmp_path), "-q")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr
+    env = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["environment"]
+    assert env["streamproof"] == metadata.version("streamproof")
+    assert env["python"]["version"] == ".".join(map(str, sys.version_info[:3]))
+    for name in ("google-adk", "a2a-sdk", "aiohttp", "pydantic", "pytest"):
+        assert env["packages"][name] == metadata.version(name), name
+    assert env["os"]["system"] and env["os"]["platform"]
+    targets = env["targets"]
+    assert targets["gateway"]["name"] == "reference-gateway"
+    assert targets["gateway"]["command"][0] == sys.executable
+    assert targets["gateway"]["base_url"].startswith("http://127.0.0.1:")
+    assert "multi_agent" in targets["gateway"]["capabilities"]
+    assert targets["a2a-client"]["name"] == "reference-client"
+    assert targets["a2a-client"]["capabilities"] == ["follow_up"]
+    assert (env["time_scale"], env["bug"], env["strict"]) == (0.2, None, False)
+    assert env["command_line"][1:4] == ["run", gateway, client]
+
+
+def test_a_bad_input_report_names_the_versions_too(tmp_path: Path) -> None:
+    run = _cli(
+        "run", str(tmp_path / "nowhere"), "--bug", "no-dispose", "--report-dir", str(tmp_path)
+    )
+    assert run.returncode == 2
+    env = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["environment"]
+    assert env["packages"]["pydantic"] and env["bug"] == "no-dispose"
+    assert env["targets"] == {} and env["command_line"][1] == "run"
