@@ -171,6 +171,10 @@ def test_sigterm_stops_the_run_with_143_a_report_and_no_process_left(tmp_path: P
     assert _processes_with(mark) == [], "the target outlived the run"
     summary = json.loads((reports / "results.json").read_text())["summary"]
     assert summary["interrupted"] is True and summary["ok"] is False
+    # The interrupted run has its own folder too, and `latest` names it.
+    assert (reports / "latest" / "results.json").read_text() == (
+        reports / "results.json"
+    ).read_text()
 
 
 def test_a_fixed_port_already_taken_is_a_target_error_not_a_run_against_the_squatter(
@@ -257,6 +261,12 @@ def test_full_observations_keeps_every_observation_whole(tmp_path: Path) -> None
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr
     (record,) = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["scenarios"]
     assert record["outcome"] == "passed" and record["observation_detail"] == "full"
+    # The run's own folder holds both reports; the top holds copies.
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert (tmp_path / "latest").resolve() == run_dir.resolve()
+    for name in ("results.json", "junit.xml"):
+        assert (run_dir / name).read_bytes() == (tmp_path / name).read_bytes()
+    assert f"(this run: {run_dir})" in run.stdout
     assert [f["event"] for f in record["observation"]["frames"]][-1] == "done"
     assert any("observed" in v for v in record["verdicts"])
 
@@ -295,3 +305,39 @@ def test_a_bad_input_report_names_the_versions_too(tmp_path: Path) -> None:
     env = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["environment"]
     assert env["packages"]["pydantic"] and env["bug"] == "no-dispose"
     assert env["targets"] == {} and env["command_line"][1] == "run"
+
+
+def test_every_run_keeps_its_own_folder_and_old_ones_go_beyond_keep_runs(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    (reports / "runs").mkdir(parents=True)
+    (reports / "runs" / "notes.txt").write_text("mine")
+    (reports / "mutants.json").write_text("{}")
+    errors = []
+    for i in range(3):
+        missing = str(tmp_path / f"missing-{i}")
+        run = _cli("run", missing, "--report-dir", str(reports), "--keep-runs", "2")
+        assert run.returncode == 2, run.stdout + run.stderr
+        errors.append(json.loads((reports / "results.json").read_text())["summary"]["error"])
+    folders = sorted(p for p in (reports / "runs").iterdir() if p.is_dir())
+    assert len(folders) == 2  # the oldest went
+    kept = [json.loads((f / "results.json").read_text())["summary"]["error"] for f in folders]
+    assert kept == errors[1:]
+    assert (
+        json.loads((reports / "latest" / "results.json").read_text())["summary"]["error"]
+        == (errors[2])
+    )
+    assert (reports / "runs" / "notes.txt").read_text() == "mine"
+    assert (reports / "mutants.json").is_file()
+
+
+def test_a_negative_keep_runs_is_bad_input_and_removes_nothing(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    first = _cli("run", str(tmp_path / "missing"), "--report-dir", str(reports))
+    assert first.returncode == 2
+    run = _cli("run", str(ROOT / "scenarios"), "--report-dir", str(reports), "--keep-runs", "-1")
+    assert run.returncode == 2
+    assert (
+        "--keep-runs must be 0"
+        in json.loads((reports / "results.json").read_text())["summary"]["error"]
+    )
+    assert len(list((reports / "runs").iterdir())) == 2
