@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from harness.suites.loading import LoadedScenario
 
 _SESSION_KEY: pytest.StashKey[HarnessSession] = pytest.StashKey()
+_SCENARIOS_KEY: pytest.StashKey[int] = pytest.StashKey()
+"""How many scenario items the session selected (after ``-k`` and ``-m``)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -49,7 +51,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--streamproof-report-dir",
         metavar="DIR",
         default=None,
-        help="write DIR/results.json with verdicts and observations",
+        help="write DIR/results.json with verdicts and observations (default: reports/ under "
+        "the rootdir, when the session selected a scenario)",
     )
     group.addoption(
         "--streamproof-strict",
@@ -171,8 +174,37 @@ class ScenarioItem(pytest.Item):
         return self.path, self.loaded.line - 1, f"scenario {self.name}"
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    session.config.stash[_SCENARIOS_KEY] = sum(isinstance(i, ScenarioItem) for i in session.items)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    holder = session.config.stash.get(_SESSION_KEY, None)
+    config = session.config
+    holder = config.stash.get(_SESSION_KEY, None)
+    if holder is None and config.stash.get(_SCENARIOS_KEY, 0) and not config.option.collectonly:
+        # Scenarios were selected but none ran (interrupted first, or stopped by -x): the
+        # report still says what this session did. A session without scenarios (a project's
+        # own tests) writes nothing.
+        from harness.session import session_for
+
+        holder = session_for(config, _SESSION_KEY)
     if holder is not None:
         holder.finish(exitstatus)
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
+) -> None:
+    """Skipped scenarios grouped by reason, in the default summary (``-rs`` shows pytest's own
+    list instead; the CLI prints its own summary and asks for that)."""
+    holder = config.stash.get(_SESSION_KEY, None)
+    if holder is None or not config.stash.get(_SCENARIOS_KEY, 0) or terminalreporter.hasopt("s"):
+        return
+    from harness.report.console import render_skipped
+
+    lines = render_skipped(holder.records)
+    if lines:
+        terminalreporter.write_sep("=", "streamproof: skipped scenarios")
+        for line in lines:
+            terminalreporter.write_line(line)

@@ -59,7 +59,8 @@ class HarnessSession:
         self.strict: bool = config.getoption("--streamproof-strict")
         self.full_observations: bool = config.getoption("--streamproof-full-observations")
         report_dir = config.getoption("--streamproof-report-dir")
-        self.report_dir = Path(report_dir) if report_dir else None
+        # As with the CLI, the report lands in reports/ by default (under pytest's rootdir).
+        self.report_dir = Path(report_dir) if report_dir else config.rootpath / "reports"
         self.records: list[dict[str, Any]] = []
         self.observations: dict[int, Any] = {}
         """Every scenario's full observation (the suite's model), by the index of its record in
@@ -176,11 +177,9 @@ class HarnessSession:
         finally:
             if self._loop is not None:
                 self._loop.close()
-            if self.report_dir is not None:
-                self.write_report(exitstatus)
+            self.write_report(exitstatus)
 
     def write_report(self, exitstatus: int) -> Path:
-        assert self.report_dir is not None
         return write_results(self.report(exitstatus), self.report_dir / "results.json")
 
     def report(self, exitstatus: int) -> dict[str, Any]:
