@@ -128,16 +128,14 @@ def test_skip_reasons_show_in_the_default_summary(pytester: pytest.Pytester) -> 
     _skipping_project(pytester)
     result = pytester.runpytest("--streamproof-target", "gw.yaml")
     result.stdout.fnmatch_lines(
-        [
-            "*= streamproof: skipped scenarios =*",
-            "skipped (1): target gw.yaml is a gateway target; a2a-client scenarios need*",
-            "  a2a_client/skipped-here",
-        ]
+        ["*= streamproof: skipped scenarios =*", "skipped (1): *", "  a2a_client/skipped-here"]
     )
+    (reason,) = [line for line in result.outlines if line.startswith("skipped (1): ")]
+    assert "a2a-client" in reason and "gw.yaml" in reason  # why, and which target
     # With -rs pytest lists the skips itself; the section is not repeated.
     result = pytester.runpytest("--streamproof-target", "gw.yaml", "-rs")
     assert "streamproof: skipped scenarios" not in result.stdout.str()
-    result.stdout.fnmatch_lines(["SKIPPED*a2a-client scenarios need*"])
+    result.stdout.fnmatch_lines(["SKIPPED*a2a-client*"])
 
 
 def test_no_streamproof_section_without_scenarios(pytester: pytest.Pytester) -> None:
