@@ -21,4 +21,4 @@ type: .venv/.installed
 	.venv/bin/mypy
 
 clean:
-	rm -rf .venv reports/*.json reports/*.xml
+	rm -rf .venv reports/*.json reports/*.xml reports/runs reports/latest

@@ -61,8 +61,25 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--target", metavar="FILE", help="target file (default: bundled reference)")
     run.add_argument("--bug", metavar="NAME", help="switch one seeded defect into the reference")
     run.add_argument("--time-scale", metavar="F", type=float, default=None)
-    run.add_argument("--report-dir", metavar="DIR", default="reports")
+    run.add_argument(
+        "--report-dir",
+        metavar="DIR",
+        default="reports",
+        help="reports go to DIR/runs/<UTC time>/, with DIR/latest and copies in DIR",
+    )
+    run.add_argument(
+        "--keep-runs",
+        metavar="N",
+        type=int,
+        default=None,
+        help="keep the newest N run folders in DIR/runs (default 20; 0 keeps all)",
+    )
     run.add_argument("--strict", action="store_true", help="SHOULD failures fail too")
+    run.add_argument(
+        "--full-observations",
+        action="store_true",
+        help="keep every scenario's whole observation in results.json (default: failures only)",
+    )
     run.add_argument("-k", metavar="EXPR", help="only scenarios whose id matches EXPR")
     run.add_argument("-x", "--exitfirst", action="store_true")
     run.add_argument("-q", "--quiet", action="store_true")
@@ -204,10 +221,17 @@ def _validate(paths: Sequence[str]) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    report_dir = Path(args.report_dir)
+    reports = Path(args.report_dir)
     # A report left by an earlier run must never pass for this one's.
     for name in ("results.json", "junit.xml"):
-        (report_dir / name).unlink(missing_ok=True)
+        (reports / name).unlink(missing_ok=True)
+    # This run writes into its own folder (reports/runs/<UTC time>/); its reports are copied to
+    # the top of `reports` when it ends, whatever ends it.
+    report_dir = _start_run(reports, args)
+    if report_dir is None:
+        return EXIT_BAD_INPUT
+    if args.keep_runs is not None and args.keep_runs < 0:
+        return _bad_input(report_dir, "--keep-runs must be 0 (keep every run) or more", args)
     paths = list(args.paths) or _default_paths()
     if not paths:
         return _bad_input(
@@ -281,6 +305,8 @@ def _run(args: argparse.Namespace) -> int:
         pytest_args.append(f"--streamproof-time-scale={args.time_scale}")
     if args.strict:
         pytest_args.append("--streamproof-strict")
+    if args.full_observations:
+        pytest_args.append("--streamproof-full-observations")
     if args.k:
         pytest_args += ["-k", args.k]
     if args.exitfirst:
@@ -297,8 +323,10 @@ def _run(args: argparse.Namespace) -> int:
         code = int(pytest.main(pytest_args, plugins=[tally]))
     finally:
         interrupts.restore()
+    _publish(reports, report_dir)
     _print_counts(report_dir / "results.json", _rerun_command(args))
-    print(f"streamproof: report in {report_dir / 'results.json'} and {report_dir / 'junit.xml'}")
+    if (report_dir / "results.json").exists():
+        _print_where(reports, report_dir)
     if interrupts.exit_status is not None:
         # Interrupted: pytest's teardown closed the target's process group and the fakes and
         # wrote the report; the exit status says which signal, never "bad input".
@@ -348,7 +376,7 @@ def _bad_input(report_dir: Path, reason: str, args: argparse.Namespace) -> int:
     import datetime as dt
 
     from harness.durations import DEFAULT_TIME_SCALE
-    from harness.report.results import results_report
+    from harness.report.results import results_report, write_results
 
     print(reason, file=sys.stderr)
     report = results_report(
@@ -363,11 +391,42 @@ def _bad_input(report_dir: Path, reason: str, args: argparse.Namespace) -> int:
     )
     report["summary"].update(ok=False, interrupted=False, error=reason)
     try:
-        report_dir.mkdir(parents=True, exist_ok=True)
-        (report_dir / "results.json").write_text(json.dumps(report, indent=2) + "\n")
+        write_results(report, report_dir / "results.json")
     except OSError as exc:
         print(f"streamproof: cannot write {report_dir / 'results.json'}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    reports = Path(args.report_dir)
+    _publish(reports, report_dir)
+    _print_where(reports, report_dir)
     return EXIT_BAD_INPUT
+
+
+def _start_run(reports: Path, args: argparse.Namespace) -> Path | None:
+    """This run's own folder under ``reports/runs/``, ``reports/latest`` pointing at it, after
+    removing the oldest run folders beyond ``--keep-runs`` (None when it cannot be made)."""
+    from harness.report.runs import DEFAULT_KEEP, new_run
+
+    keep = DEFAULT_KEEP if args.keep_runs is None else max(args.keep_runs, 0)
+    try:
+        return new_run(reports, keep=keep)
+    except OSError as exc:
+        print(f"streamproof: cannot make this run's folder in {reports}: {exc}", file=sys.stderr)
+        return None
+
+
+def _publish(reports: Path, run_dir: Path) -> None:
+    """Copy this run's reports to the top of ``reports``, where gates and docs read them."""
+    from harness.report.runs import publish
+
+    try:
+        publish(reports, run_dir)
+    except OSError as exc:
+        print(f"streamproof: cannot copy the reports to {reports}: {exc}", file=sys.stderr)
+
+
+def _print_where(reports: Path, run_dir: Path) -> None:
+    written = [str(reports / n) for n in ("results.json", "junit.xml") if (run_dir / n).exists()]
+    print(f"streamproof: report in {' and '.join(written)} (this run: {run_dir})")
 
 
 def _mutants(args: argparse.Namespace) -> int:

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 _SESSION_KEY: pytest.StashKey[HarnessSession] = pytest.StashKey()
 _COLLECTED_FILES: pytest.StashKey[int] = pytest.StashKey()
 _IDS_KEY: pytest.StashKey[ScenarioIds] = pytest.StashKey()
+_SCENARIOS_KEY: pytest.StashKey[int] = pytest.StashKey()
+"""How many scenario items the session selected (after ``-k`` and ``-m``)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -59,13 +61,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--streamproof-report-dir",
         metavar="DIR",
         default=None,
-        help="write DIR/results.json with verdicts and observations",
+        help="write DIR/results.json with verdicts and observations (default: reports/ under "
+        "the rootdir, when the session selected a scenario)",
     )
     group.addoption(
         "--streamproof-strict",
         action="store_true",
         default=False,
         help="fail scenarios on SHOULD requirements too",
+    )
+    group.addoption(
+        "--streamproof-full-observations",
+        action="store_true",
+        default=False,
+        help="keep every scenario's whole observation in results.json (default: only for "
+        "failures and unmet SHOULDs; a summary for the others)",
     )
     parser.addini(
         "streamproof_dirs",
@@ -132,7 +142,7 @@ def _holds_yaml(path: Path, skip: list[str]) -> bool:
     return False
 
 
-def pytest_terminal_summary(
+def _hint_uncollected(
     terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
     """Pointed at scenario files that pytest did not take for scenarios, say how to make it."""
@@ -266,12 +276,46 @@ class ScenarioItem(pytest.Item):
         return self.path, self.loaded.line - 1, f"scenario {self.name}"
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    session.config.stash[_SCENARIOS_KEY] = sum(isinstance(i, ScenarioItem) for i in session.items)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    holder = session.config.stash.get(_SESSION_KEY, None)
+    config = session.config
+    holder = config.stash.get(_SESSION_KEY, None)
+    if holder is None and config.stash.get(_SCENARIOS_KEY, 0) and not config.option.collectonly:
+        # Scenarios were selected but none ran (interrupted first, or stopped by -x): the
+        # report still says what this session did. A session without scenarios (a project's
+        # own tests) writes nothing.
+        from harness.session import session_for
+
+        holder = session_for(config, _SESSION_KEY)
     if holder is not None:
         holder.finish(exitstatus)
         if holder.interrupts.exit_status is not None:
             # Killed by a signal, as a shell reports it (130 SIGINT, 143 SIGTERM, 129 SIGHUP),
             # rather than pytest's generic "interrupted".
             session.exitstatus = holder.interrupts.exit_status
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
+) -> None:
+    _hint_uncollected(terminalreporter, exitstatus, config)
+    _skipped_summary(terminalreporter, config)
+
+
+def _skipped_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """Skipped scenarios grouped by reason, in the default summary (``-rs`` shows pytest's own
+    list instead; the CLI prints its own summary and asks for that)."""
+    holder = config.stash.get(_SESSION_KEY, None)
+    if holder is None or not config.stash.get(_SCENARIOS_KEY, 0) or terminalreporter.hasopt("s"):
+        return
+    from harness.report.console import render_skipped
+
+    lines = render_skipped(holder.records)
+    if lines:
+        terminalreporter.write_sep("=", "streamproof: skipped scenarios")
+        for line in lines:
+            terminalreporter.write_line(line)

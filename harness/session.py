@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +22,7 @@ from harness.capabilities import ScenarioSkipped
 from harness.durations import DEFAULT_TIME_SCALE
 from harness.interrupts import Interrupts
 from harness.loop import BackgroundLoop
-from harness.report.results import results_report
+from harness.report.results import results_report, write_results
 from harness.suites import suite
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.verdicts import Outcome, Verdict
@@ -59,9 +59,14 @@ class HarnessSession:
         self.bug: str | None = config.getoption("--streamproof-bug")
         self.time_scale: float = config.getoption("--streamproof-time-scale") or DEFAULT_TIME_SCALE
         self.strict: bool = config.getoption("--streamproof-strict")
+        self.full_observations: bool = config.getoption("--streamproof-full-observations")
         report_dir = config.getoption("--streamproof-report-dir")
-        self.report_dir = Path(report_dir) if report_dir else None
+        # As with the CLI, the report lands in reports/ by default (under pytest's rootdir).
+        self.report_dir = Path(report_dir) if report_dir else config.rootpath / "reports"
         self.records: list[dict[str, Any]] = []
+        self.observations: dict[int, Any] = {}
+        """Every scenario's full observation (the suite's model), by the index of its record in
+        :attr:`records`, whatever the report keeps of it."""
         self.started_at = dt.datetime.now(dt.UTC)
         self._t0 = time.monotonic()
         self._loop: BackgroundLoop | None = None
@@ -72,6 +77,8 @@ class HarnessSession:
         # pytest, such as `streamproof run`, handles them itself).
         self.interrupts = Interrupts()
         self.interrupts.install(only_defaults=True)
+        self._targets: dict[str, dict[str, Any]] = {}
+        """Per scenario kind, the target its environment runs (for the report's provenance)."""
 
     # --- environment ----------------------------------------------------------------------
 
@@ -83,6 +90,7 @@ class HarnessSession:
         if env is None:
             try:
                 env = self._make_environment(kind)
+                self._targets[kind] = env.target_info
                 if self._loop is None:
                     self._loop = BackgroundLoop()
                 self._loop.run(env.start(), timeout=START_BUDGET)
@@ -90,6 +98,7 @@ class HarnessSession:
                 self._start_errors[kind] = exc
                 raise
             self._envs[kind] = env
+            self._targets[kind] = env.target_info  # now with what it learnt at start
         return env
 
     def _make_environment(self, kind: str) -> Environment:
@@ -120,6 +129,7 @@ class HarnessSession:
             "kind": scenario.kind,
             "requirements": list(scenario.requirements),
         }
+        index = len(self.records)
         self.records.append(record)
         started = time.monotonic()
         try:
@@ -146,12 +156,27 @@ class HarnessSession:
             raise
         finally:
             record["duration_s"] = round(time.monotonic() - started, 3)
-        record["verdicts"] = [v.model_dump(mode="json") for v in result.verdicts]
-        record["observation"] = result.observation.model_dump(mode="json")
         for verdict in result.verdicts:
             item.user_properties.append((verdict.requirement, verdict.outcome.value))
         enforced = [v for v in result.verdicts if self._enforced(v)]
         record["outcome"] = "failed" if enforced else "passed"
+        self.observations[index] = result.observation
+        # A failure or an unmet SHOULD keeps all its evidence: the whole observation and each
+        # verdict's expected and observed. Of a scenario where everything held, the suite's
+        # summary and each verdict's message are enough, and the report stays small.
+        unmet = any(v.outcome in (Outcome.FAIL, Outcome.NON_STRICT) for v in result.verdicts)
+        full = self.full_observations or bool(enforced) or unmet
+        evidence = None if full else {"expected", "observed"}
+        record["verdicts"] = [
+            v.model_dump(mode="json", exclude_defaults=True, exclude=evidence)
+            for v in result.verdicts
+        ]
+        record["observation_detail"] = "full" if full else "summary"
+        record["observation"] = (
+            result.observation.model_dump(mode="json")
+            if full
+            else suite(scenario.kind).summarize_observation(result.observation)
+        )
         if not enforced:
             return None
         return suite(scenario.kind).render_failure(scenario.id, result, enforced)
@@ -174,15 +199,10 @@ class HarnessSession:
         finally:
             if self._loop is not None:
                 self._loop.close()
-            if self.report_dir is not None:
-                self.write_report(exitstatus)
+            self.write_report(exitstatus)
 
     def write_report(self, exitstatus: int) -> Path:
-        assert self.report_dir is not None
-        self.report_dir.mkdir(parents=True, exist_ok=True)
-        path = self.report_dir / "results.json"
-        path.write_text(json.dumps(self.report(exitstatus), indent=2) + "\n", encoding="utf-8")
-        return path
+        return write_results(self.report(exitstatus), self.report_dir / "results.json")
 
     def report(self, exitstatus: int) -> dict[str, Any]:
         return results_report(
@@ -194,6 +214,9 @@ class HarnessSession:
             started_at=self.started_at,
             duration_s=time.monotonic() - self._t0,
             exitstatus=exitstatus,
+            targets=self._targets,
+            command_line=sys.argv,
+            pytest_args=[str(arg) for arg in self.config.invocation_params.args],
         )
 
 

@@ -4,6 +4,19 @@ console (:mod:`harness.report.console`); pytest writes the JUnit XML."""
 from __future__ import annotations
 
 from harness.report.console import render_counts
-from harness.report.results import REPORT_VERSION, results_report, verdict_counts
+from harness.report.results import (
+    REPORT_VERSION,
+    dumps_results,
+    results_report,
+    verdict_counts,
+    write_results,
+)
 
-__all__ = ["REPORT_VERSION", "render_counts", "results_report", "verdict_counts"]
+__all__ = [
+    "REPORT_VERSION",
+    "dumps_results",
+    "render_counts",
+    "results_report",
+    "verdict_counts",
+    "write_results",
+]

@@ -8,7 +8,7 @@ from typing import Any
 
 from harness.verdicts import Kind, Outcome
 
-__all__ = ["render_counts", "render_summary"]
+__all__ = ["render_counts", "render_skipped", "render_summary"]
 
 
 def render_counts(counts: dict[str, dict[str, int]]) -> str:
@@ -36,16 +36,23 @@ def render_summary(report: Mapping[str, Any], rerun: Sequence[str] = ()) -> list
     if unmet:
         lines.append(f"SHOULD unmet ({len(unmet)}; they fail the run only with --strict):")
         lines += unmet
-    skipped: dict[str, list[str]] = {}
-    for s in scenarios:
-        if s.get("outcome") == "skipped":
-            skipped.setdefault(str(s.get("error") or "no reason given"), []).append(s["id"])
-    for reason, ids in skipped.items():
-        lines.append(f"skipped ({len(ids)}): {reason}")
-        lines += [f"  {i}" for i in ids]
+    lines += render_skipped(scenarios)
     failed = [s for s in scenarios if s.get("outcome") == "failed"]
     if failed and rerun:
         lines.append("rerun a failed scenario alone:")
         for s in failed:
             lines.append("  " + shlex.join([*rerun, str(s["file"]), "-k", str(s["id"])]))
+    return lines
+
+
+def render_skipped(scenarios: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Skipped scenarios grouped by reason: ``skipped (2): <reason>``, then their ids."""
+    skipped: dict[str, list[str]] = {}
+    for s in scenarios:
+        if s.get("outcome") == "skipped":
+            skipped.setdefault(str(s.get("error") or "no reason given"), []).append(s["id"])
+    lines: list[str] = []
+    for reason, ids in skipped.items():
+        lines.append(f"skipped ({len(ids)}): {reason}")
+        lines += [f"  {i}" for i in ids]
     return lines

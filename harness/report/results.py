@@ -1,18 +1,35 @@
 """``results.json``: every scenario's verdicts and observation, a summary a CI gate can read, and
-a roll-up per requirement."""
+a roll-up per requirement.
+
+The file is JSON laid out for people as well as programs: the summary and the environment are
+indented, and each requirement and each scenario is one line (``grep`` finds a scenario, and
+the report of a whole suite stays small). Verdicts leave out fields at their default
+(``expected`` and ``observed`` when there is nothing to show, ``kind`` for a requirement), so
+``Verdict.model_validate`` reads each one back as it was.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-import os
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from harness.report.provenance import provenance
 from harness.suites import REGISTRY
 from harness.verdicts import Kind, Outcome
 
-__all__ = ["REPORT_VERSION", "results_report", "verdict_counts"]
+__all__ = ["REPORT_VERSION", "dumps_results", "results_report", "verdict_counts", "write_results"]
 
-REPORT_VERSION = 1
+REPORT_VERSION = 2
+"""2: a scenario where everything held keeps its suite's summary as ``observation`` and its
+verdicts without ``expected``/``observed`` (``observation_detail``: ``summary``; a failure or
+an unmet SHOULD keeps both whole: ``full``); verdicts leave out default fields;
+``environment`` names the versions, the target and the command line."""
+
+_ONE_LINE_ENTRIES = ("requirements", "scenarios")
 
 
 def results_report(
@@ -25,8 +42,13 @@ def results_report(
     started_at: dt.datetime,
     duration_s: float,
     exitstatus: int,
+    targets: Mapping[str, Mapping[str, Any]] | None = None,
+    command_line: Sequence[str] | None = None,
+    pytest_args: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """The report of one run from its per-scenario records."""
+    """The report of one run from its per-scenario records. ``targets``: per scenario kind, the
+    target its environment ran (``Environment.target_info``); ``command_line`` (default
+    ``sys.argv``) and ``pytest_args`` go into the report's ``environment``."""
     outcomes = [r.get("outcome", "failed") for r in records]
     per_requirement: dict[str, dict[str, Any]] = {}
     for record in records:
@@ -66,13 +88,20 @@ def results_report(
             "interrupted": int(exitstatus) == 2,
             "verdicts": counts,
         },
+        "environment": provenance(
+            targets=targets or {},
+            time_scale=time_scale,
+            bug=bug,
+            strict=strict,
+            command_line=sys.argv if command_line is None else command_line,
+            pytest_args=pytest_args,
+        ),
         "requirements": {
             rid: {"statement": REGISTRY[rid].statement, **entry}
             for rid, entry in sorted(per_requirement.items())
             if rid in REGISTRY
         },
         "scenarios": records,
-        "environment": {"pid": os.getpid()},
     }
 
 
@@ -86,3 +115,33 @@ def verdict_counts(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
             kind = verdict.get("kind", Kind.REQUIREMENT.value)
             counts[kind][verdict["outcome"]] += 1
     return counts
+
+
+def dumps_results(report: Mapping[str, Any]) -> str:
+    """``report`` as the text of ``results.json``: indented, except that each entry of
+    ``requirements`` and of ``scenarios`` is one line."""
+    parts: list[str] = []
+    for key, value in report.items():
+        name = json.dumps(key)
+        if key in _ONE_LINE_ENTRIES and value:
+            if isinstance(value, Mapping):
+                entries = [f"    {json.dumps(k)}: {_one_line(v)}" for k, v in value.items()]
+                parts.append(f"  {name}: {{\n" + ",\n".join(entries) + "\n  }")
+            else:
+                entries = [f"    {_one_line(v)}" for v in value]
+                parts.append(f"  {name}: [\n" + ",\n".join(entries) + "\n  ]")
+        else:
+            text = json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+            parts.append(f"  {name}: {text}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+def write_results(report: Mapping[str, Any], path: Path) -> Path:
+    """Write ``report`` to ``path`` (its folder created), as :func:`dumps_results` lays it out."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps_results(report), encoding="utf-8")
+    return path
+
+
+def _one_line(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

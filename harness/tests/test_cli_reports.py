@@ -176,9 +176,14 @@ def _interrupt(argv: list[str], mark: str, signum: int, cwd: Path = ROOT) -> tup
     return proc.returncode, output
 
 
-def _interrupted_report(reports: Path) -> None:
+def _interrupted_report(reports: Path, *, run_folder: bool = True) -> None:
     summary = json.loads((reports / "results.json").read_text())["summary"]
     assert summary["interrupted"] is True and summary["ok"] is False
+    if run_folder:  # `streamproof run` keeps run folders; plain pytest writes where it is told
+        # The interrupted run has its own folder too, and `latest` names it.
+        assert (reports / "latest" / "results.json").read_text() == (
+            reports / "results.json"
+        ).read_text()
 
 
 def test_sigterm_stops_the_run_with_143_a_report_and_no_process_left(tmp_path: Path) -> None:
@@ -240,7 +245,7 @@ def test_sigterm_to_plain_pytest_with_the_plugin_cleans_up_too(tmp_path: Path) -
     argv += [f"--streamproof-target={target}", f"--streamproof-report-dir={reports}"]
     code, output = _interrupt(argv, mark, signal.SIGTERM, cwd=tmp_path)
     assert code == 143, output[-3000:]
-    _interrupted_report(reports)
+    _interrupted_report(reports, run_folder=False)
 
 
 def test_a_fixed_port_already_taken_is_a_target_error_not_a_run_against_the_squatter(
@@ -290,7 +295,7 @@ def test_a_bad_target_file_writes_a_report_that_says_so(tmp_path: Path) -> None:
     assert run.returncode == 2, run.stdout + run.stderr
     report = json.loads((reports / "results.json").read_text())
     assert report["summary"]["ok"] is False and "command" in report["summary"]["error"]
-    assert report["target_file"] == str(target) and report["report_version"] == 1
+    assert report["target_file"] == str(target) and report["report_version"] == 2
 
 
 def test_a_target_with_no_path_runs_the_bundled_suite_of_its_own_kind(tmp_path: Path) -> None:
@@ -304,3 +309,120 @@ def test_a_target_with_no_path_runs_the_bundled_suite_of_its_own_kind(tmp_path: 
     assert run.returncode == 2, run.stdout + run.stderr
     # only the A2A client suite was collected (22 gateway scenarios are not skipped one by one)
     assert f"scenario(s) found under {bundled / 'a2a_client'} (" in run.stderr
+
+
+def test_the_gateway_suite_report_is_small_and_a_failure_keeps_its_whole_observation(
+    tmp_path: Path,
+) -> None:
+    """Issue 10: 1.5 MB of observations for passing scenarios. A passing scenario keeps its
+    suite's summary; the scenario that breaks a rule keeps everything."""
+    require_module("google.adk")
+    gateway = str(ROOT / "scenarios" / "gateway")
+    run = _cli("run", gateway, "--bug", "reused-frame-ids", "--report-dir", str(tmp_path), "-q")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr  # a SHOULD: unmet, not failed
+    size = (tmp_path / "results.json").stat().st_size
+    assert size < 200_000, size
+    report = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    unmet = [
+        s
+        for s in report["scenarios"]
+        if any(v["outcome"] == "non-strict" for v in s.get("verdicts", []))
+    ]
+    assert unmet, "the mutant broke no SHOULD"
+    for scenario in unmet:
+        assert scenario["observation_detail"] == "full"
+        assert scenario["observation"]["frames"] and scenario["observation"]["model_calls"]
+        fresh = next(v for v in scenario["verdicts"] if v["requirement"] == "GW-FRAME-ID-FRESH")
+        assert "observed" in fresh  # the evidence stays with the verdict
+    held = [s for s in report["scenarios"] if s not in unmet and s["outcome"] == "passed"]
+    assert held and all(s["observation_detail"] == "summary" for s in held)
+    assert all("frame_sequence" in s["observation"] for s in held)
+
+
+def test_full_observations_keeps_every_observation_whole(tmp_path: Path) -> None:
+    require_module("google.adk")
+    scenario = str(ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml")
+    run = _cli("run", scenario, "--full-observations", "--report-dir", str(tmp_path), "-q")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr
+    (record,) = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["scenarios"]
+    assert record["outcome"] == "passed" and record["observation_detail"] == "full"
+    # The run's own folder holds both reports; the top holds copies.
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert (tmp_path / "latest").resolve() == run_dir.resolve()
+    for name in ("results.json", "junit.xml"):
+        assert (run_dir / name).read_bytes() == (tmp_path / name).read_bytes()
+    assert f"(this run: {run_dir})" in run.stdout
+    assert [f["event"] for f in record["observation"]["frames"]][-1] == "done"
+    assert any("observed" in v for v in record["verdicts"])
+
+
+def test_the_report_names_every_version_the_targets_and_the_command_line(tmp_path: Path) -> None:
+    require_module("google.adk")
+    require_module("a2a")
+    from importlib import metadata
+
+    gateway = str(ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml")
+    client = str(ROOT / "scenarios" / "a2a_client" / "failed.yaml")
+    run = _cli("run", gateway, client, "--time-scale", "0.2", "--report-dir", str(tmp_path), "-q")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr
+    env = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["environment"]
+    assert env["streamproof"] == metadata.version("streamproof")
+    assert env["python"]["version"] == ".".join(map(str, sys.version_info[:3]))
+    for name in ("google-adk", "a2a-sdk", "aiohttp", "pydantic", "pytest"):
+        assert env["packages"][name] == metadata.version(name), name
+    assert env["os"]["system"] and env["os"]["platform"]
+    targets = env["targets"]
+    assert targets["gateway"]["name"] == "reference-gateway"
+    assert targets["gateway"]["command"][0] == sys.executable
+    assert targets["gateway"]["base_url"].startswith("http://127.0.0.1:")
+    assert "multi_agent" in targets["gateway"]["capabilities"]
+    assert targets["a2a-client"]["name"] == "reference-client"
+    assert targets["a2a-client"]["capabilities"] == ["follow_up"]
+    assert (env["time_scale"], env["bug"], env["strict"]) == (0.2, None, False)
+    assert env["command_line"][1:4] == ["run", gateway, client]
+
+
+def test_a_bad_input_report_names_the_versions_too(tmp_path: Path) -> None:
+    run = _cli(
+        "run", str(tmp_path / "nowhere"), "--bug", "no-dispose", "--report-dir", str(tmp_path)
+    )
+    assert run.returncode == 2
+    env = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["environment"]
+    assert env["packages"]["pydantic"] and env["bug"] == "no-dispose"
+    assert env["targets"] == {} and env["command_line"][1] == "run"
+
+
+def test_every_run_keeps_its_own_folder_and_old_ones_go_beyond_keep_runs(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    (reports / "runs").mkdir(parents=True)
+    (reports / "runs" / "notes.txt").write_text("mine")
+    (reports / "mutants.json").write_text("{}")
+    errors = []
+    for i in range(3):
+        missing = str(tmp_path / f"missing-{i}")
+        run = _cli("run", missing, "--report-dir", str(reports), "--keep-runs", "2")
+        assert run.returncode == 2, run.stdout + run.stderr
+        errors.append(json.loads((reports / "results.json").read_text())["summary"]["error"])
+    folders = sorted(p for p in (reports / "runs").iterdir() if p.is_dir())
+    assert len(folders) == 2  # the oldest went
+    kept = [json.loads((f / "results.json").read_text())["summary"]["error"] for f in folders]
+    assert kept == errors[1:]
+    assert (
+        json.loads((reports / "latest" / "results.json").read_text())["summary"]["error"]
+        == (errors[2])
+    )
+    assert (reports / "runs" / "notes.txt").read_text() == "mine"
+    assert (reports / "mutants.json").is_file()
+
+
+def test_a_negative_keep_runs_is_bad_input_and_removes_nothing(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    first = _cli("run", str(tmp_path / "missing"), "--report-dir", str(reports))
+    assert first.returncode == 2
+    run = _cli("run", str(ROOT / "scenarios"), "--report-dir", str(reports), "--keep-runs", "-1")
+    assert run.returncode == 2
+    assert (
+        "--keep-runs must be 0"
+        in json.loads((reports / "results.json").read_text())["summary"]["error"]
+    )
+    assert len(list((reports / "runs").iterdir())) == 2

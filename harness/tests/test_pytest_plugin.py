@@ -1,9 +1,11 @@
 """The plugin collects scenario files, and only those, with clear collection errors; a folder
 of YAML it does not take for scenarios gets a hint; the pytest route works in this repository
-and in a team's project."""
+and in a team's project; it writes results.json to reports/ by default when scenarios ran,
+and lists skipped scenarios in the default summary."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -280,3 +282,75 @@ def test_in_a_team_project_scenarios_of_another_kind_are_skipped_saying_why(
         "with -m 'not a2a_client')"
     )
     assert reason in " ".join(run.stdout.split()), run.stdout[-4000:]
+
+
+CLIENT_SCENARIO = """\
+id: a2a_client/skipped-here
+title: skipped here
+kind: a2a-client
+requirements: [A2A-C-STATUS]
+client: {deadline: 30s, idle: 10s, prompt: hi}
+task:
+  - {at: 0s, status: submitted}
+  - {at: 1s, status: completed}
+"""
+
+GATEWAY_TARGET = "kind: gateway\nname: my-gateway\ncommand: [never-started]\n"
+
+
+def _skipping_project(pytester: pytest.Pytester) -> None:
+    """A project whose one scenario is skipped without starting anything: an A2A client
+    scenario run with a gateway target."""
+    pytester.makeini(INI)
+    (pytester.path / "client.scenario.yaml").write_text(CLIENT_SCENARIO)
+    (pytester.path / "gw.yaml").write_text(GATEWAY_TARGET)
+
+
+def test_results_land_in_reports_by_default_when_scenarios_ran(pytester: pytest.Pytester) -> None:
+    _skipping_project(pytester)
+    result = pytester.runpytest("--streamproof-target", "gw.yaml")
+    assert result.ret == 0
+    report = json.loads((pytester.path / "reports" / "results.json").read_text())
+    (record,) = report["scenarios"]
+    assert record["id"] == "a2a_client/skipped-here" and record["outcome"] == "skipped"
+    assert report["environment"]["pytest_args"][:2] == ["--streamproof-target", "gw.yaml"]
+
+
+def test_the_report_dir_option_overrides_the_default(pytester: pytest.Pytester) -> None:
+    _skipping_project(pytester)
+    result = pytester.runpytest("--streamproof-target", "gw.yaml", "--streamproof-report-dir", "x")
+    assert result.ret == 0
+    assert (pytester.path / "x" / "results.json").is_file()
+    assert not (pytester.path / "reports").exists()
+
+
+def test_a_session_without_scenarios_writes_no_report(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_mine="def test_mine():\n    assert True\n")
+    assert pytester.runpytest().ret == 0
+    _skipping_project(pytester)
+    # Scenarios collected but none selected: still nothing.
+    assert pytester.runpytest("-k", "test_mine", "--streamproof-target", "gw.yaml").ret == 0
+    assert pytester.runpytest("--collect-only", "-q").ret == 0
+    assert not (pytester.path / "reports").exists()
+
+
+def test_skip_reasons_show_in_the_default_summary(pytester: pytest.Pytester) -> None:
+    _skipping_project(pytester)
+    result = pytester.runpytest("--streamproof-target", "gw.yaml")
+    result.stdout.fnmatch_lines(
+        ["*= streamproof: skipped scenarios =*", "skipped (1): *", "  a2a_client/skipped-here"]
+    )
+    (reason,) = [line for line in result.outlines if line.startswith("skipped (1): ")]
+    assert "a2a-client" in reason and "gw.yaml" in reason  # why, and which target
+    # With -rs pytest lists the skips itself; the section is not repeated.
+    result = pytester.runpytest("--streamproof-target", "gw.yaml", "-rs")
+    assert "streamproof: skipped scenarios" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["SKIPPED*a2a-client*"])
+
+
+def test_no_streamproof_section_without_scenarios(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_mine="import pytest\n\ndef test_mine():\n    pytest.skip('mine')\n")
+    result = pytester.runpytest()
+    assert "streamproof: skipped" not in result.stdout.str()

@@ -20,7 +20,7 @@ import asyncio
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from harness.capabilities import CLIENT_CAPABILITIES, ScenarioSkipped, missing_reason
 from harness.durations import TimeScale
@@ -70,6 +70,19 @@ class A2AClientEnvironment:
     @property
     def target_label(self) -> str:
         return f"{self.target.name}[bug={self.bug}]" if self.bug else self.target.name
+
+    @property
+    def target_info(self) -> dict[str, Any]:
+        """The target as a report names it: the command as run (``{python}`` resolved), the
+        wires it speaks and its capabilities."""
+        return {
+            "kind": self.target.kind,
+            "name": self.target.name,
+            "label": self.target_label,
+            "command": self.target.argv(),
+            "wires": list(self.target.wires),
+            "capabilities": sorted(self.target.capabilities),
+        }
 
     @property
     def url(self) -> str:

@@ -12,6 +12,7 @@ from harness.suites.a2a_client.scenario import A2AClientScenario
 from harness.suites.a2a_client.target import DEFAULT_CLIENT_TARGET as DEFAULT_TARGET
 from harness.suites.a2a_client.target import ClientTarget
 from harness.suites.a2a_client.target import load_client_target as load_target
+from harness.texts import compress
 from harness.verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ __all__ = [
     "environment",
     "load_target",
     "render_failure",
+    "summarize_observation",
 ]
 
 KIND = "a2a-client"
@@ -60,3 +62,35 @@ def render_failure(scenario_id: str, result: Any, failing: list[Verdict]) -> str
         obs.timeline(),
     ]
     return "\n".join(lines)
+
+
+def summarize_observation(observation: Any) -> dict[str, Any]:
+    """What ``results.json`` keeps of a client scenario that passed: the wire, each turn's
+    outcome and timing, the calls the fake server received as one string (``message/stream
+    tasks/get tasks/resubscribe``), the tasks created and how they ended, and what the link saw
+    and fired."""
+    obs = observation
+    turns: list[dict[str, Any]] = []
+    for turn in obs.turns:
+        entry: dict[str, Any] = {"turn": turn.turn, "exit_code": turn.exit_code}
+        if turn.result is not None:
+            entry["status"] = turn.result.status
+            entry["incomplete"] = turn.result.incomplete
+            entry["artifacts"] = len(turn.result.artifacts)
+        if turn.failure is not None:
+            entry["failure"] = turn.failure.kind
+        if turn.t_result is not None:
+            entry["result_s"] = round(turn.t_result - turn.t_start, 3)
+        turns.append(entry)
+    requests = [r.rpc_method or f"{r.http_method} {r.path}" for r in obs.ledger.requests]
+    summary: dict[str, Any] = {
+        "wire": obs.wire,
+        "turns": turns,
+        "requests": compress(requests, limit=40),
+        "tasks_created": len(obs.ledger.tasks),
+        "server_tasks": [task.state for task in obs.server_tasks],
+    }
+    if obs.link_events is not None:
+        summary["link_events"] = len(obs.link_events)
+        summary["faults_fired"] = sum(1 for e in obs.link_events if e.kind == "fault")
+    return summary

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import sys
 import time
 import uuid
 from dataclasses import dataclass
@@ -91,6 +92,25 @@ class GatewayEnvironment:
     @property
     def target_label(self) -> str:
         return f"{self.target.name}[bug={self.bug}]" if self.bug else self.target.name
+
+    @property
+    def target_info(self) -> dict[str, Any]:
+        """The target as a report names it: the command as run (``{python}`` resolved) or the
+        URL it was attached by, the address it answered on once started, its capabilities."""
+        target = self.target
+        command = target.command
+        return {
+            "kind": target.kind,
+            "name": target.name,
+            "label": self.target_label,
+            "profile": target.profile,
+            "command": None
+            if command is None
+            else [sys.executable if part == "{python}" else part for part in command],
+            "url": target.url,
+            "base_url": self.gateway.base_url if self.gateway is not None else None,
+            "capabilities": sorted(target.declared),
+        }
 
     async def start(self) -> None:
         try:

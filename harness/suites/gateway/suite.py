@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from harness.suites.gateway.reference.mutants import BUGS, INTENDED
 from harness.suites.gateway.scenario import GatewayScenario
 from harness.suites.gateway.target import DEFAULT_TARGET, GatewayTarget, load_target
+from harness.texts import compress
 from harness.verdicts import Verdict
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ __all__ = [
     "environment",
     "load_target",
     "render_failure",
+    "summarize_observation",
 ]
 
 KIND = "gateway"
@@ -78,3 +80,41 @@ def render_failure(scenario_id: str, result: Any, failing: list[Verdict]) -> str
         tail = "\n".join(obs.target_log.splitlines()[-15:])
         lines.append("target output (tail):\n" + tail)
     return "\n".join(lines)
+
+
+def summarize_observation(observation: Any) -> dict[str, Any]:
+    """What ``results.json`` keeps of a gateway scenario that passed: how the response ended,
+    the frame sequence as one string (``tool_call tool_result delta×3 message done``), when the
+    first and last frame came, how many model and tool calls and link events there were, which
+    faults fired, and the stored history's length."""  # noqa: RUF002
+    obs = observation
+    response = obs.response
+    summary: dict[str, Any] = {
+        "response": {
+            "status": response.status,
+            "end": response.end,
+            "elapsed_s": round(response.elapsed, 3),
+        },
+        "frames": len(obs.frames),
+        "frame_sequence": compress([f.event for f in obs.frames], limit=40),
+    }
+    if obs.frames:
+        summary["frames_s"] = [round(obs.frames[0].t, 3), round(obs.frames[-1].t, 3)]
+    summary["model_calls"] = len(obs.model_calls)
+    summary["tool_calls"] = len(obs.tool_calls)
+    summary["link_events"] = {name: len(events) for name, events in obs.link_events.items()}
+    faults = {
+        name: n
+        for name, events in obs.link_events.items()
+        if (n := sum(1 for e in events if e.kind == "fault"))
+    }
+    if faults:
+        summary["faults_fired"] = faults
+    summary["history_events"] = None if obs.history is None else len(obs.history)
+    if obs.history_error:
+        summary["history_error"] = obs.history_error
+    if obs.disconnected_at is not None:
+        summary["disconnected_at_s"] = obs.disconnected_at
+    if obs.auth_probes:
+        summary["auth_probes"] = len(obs.auth_probes)
+    return summary
