@@ -66,7 +66,7 @@ from harness.faults.engines.inline_exchange import ExchangeHandling, _Exchange
 from harness.faults.plan import Fault, PlanState, rpc_method
 from harness.faults.records import LinkEvent
 
-__all__ = ["InlineProxy"]
+__all__ = ["InlineEngine", "InlineProxy"]
 
 _MAX_BODY: Final = 64 * 1024 * 1024
 _LOOPBACK: Final = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -331,3 +331,19 @@ class InlineProxy(ExchangeHandling):
                     upstream.release()
                 else:
                     upstream.close()
+
+
+class InlineEngine:
+    """The inline engine: nothing to run beside the harness; each link is an
+    :class:`InlineProxy`."""
+
+    name = "inline"
+
+    async def start(self) -> None:
+        return None
+
+    def link(self, link: str, upstream: str, *, time_scale: float | TimeScale = 1.0) -> InlineProxy:
+        return InlineProxy(link, upstream, time_scale=time_scale)
+
+    async def close(self) -> None:
+        return None

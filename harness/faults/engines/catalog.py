@@ -1,0 +1,160 @@
+"""The engines and what each declares it can do (see :mod:`~harness.faults.engines.support`).
+
+Declarations only: importing this module starts nothing and imports no engine's dependency,
+so a plan can be judged at load and the README's table drawn without toxiproxy or mitmproxy.
+Each declaration is held true by the engine conformance tests, which run every item an engine
+claims through that engine. The facts behind them are measured in ``research/engines.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+from harness.faults.engines.support import EXACT, PLAN_ITEMS, EngineSupport, Support
+from harness.faults.plan import Fault
+
+__all__ = ["ENGINES", "EngineName", "engine_support", "engines_table"]
+
+EngineName = Literal["inline", "toxiproxy", "mitmproxy"]
+ENGINES: Final[tuple[EngineName, ...]] = get_args(EngineName)
+
+
+def _all_exact(**overrides: Support) -> dict[str, Support]:
+    items = {item: EXACT for item in PLAN_ITEMS}
+    for key, support in overrides.items():
+        items[key.replace("__", ".")] = support
+    return items
+
+
+INLINE: Final = EngineSupport(
+    engine="inline",
+    summary="streamproof's own SSE-aware reverse proxy, on the harness's event loop",
+    items=_all_exact(
+        do__refuse=Support(
+            "approximate",
+            "the kernel accepts the TCP connection before any code runs: the request is read, "
+            "then the socket closes with no response byte (a client sees a disconnect, not "
+            "ECONNREFUSED)",
+        ),
+    ),
+)
+
+_PER_CONNECTION = (
+    "toxiproxy applies a toxic to every connection of a proxy and cannot tell one HTTP request "
+    "from another"
+)
+_CUTS: Final = frozenset({"fin", "rst", "stall"})
+
+
+def _toxiproxy_cuts_only(fault: Fault) -> Support | None:
+    """After an event or a byte count, toxiproxy can only stop the stream there (limit_data,
+    latency): it cannot reshape what follows."""
+    if fault.trigger.kind in ("after_event", "after_bytes") and fault.action not in _CUTS:
+        return Support(
+            "rejected",
+            f"at a byte offset toxiproxy can only cut or hold the stream (fin, rst, stall), "
+            f"not {fault.action}",
+        )
+    return None
+
+
+TOXIPROXY: Final = EngineSupport(
+    engine="toxiproxy",
+    summary="Shopify's TCP proxy (v2.12.0), driven over its HTTP API",
+    combinations=(_toxiproxy_cuts_only,),
+    items={
+        **{f"when.{key}": Support("rejected", _PER_CONNECTION) for key in ("method", "path")},
+        "when.rpc": Support("rejected", _PER_CONNECTION),
+        "when.occurrence": Support("rejected", _PER_CONNECTION),
+        "when.on_request": Support(
+            "approximate", "acts on the connection as the request goes upstream"
+        ),
+        "when.on_response_headers": Support(
+            "approximate", "acts once the response's first bytes passed (its header length)"
+        ),
+        "when.after_event": Support(
+            "approximate",
+            "the cut is placed at this connection's wire offset of the event's end (headers "
+            "and chunk framing counted)",
+        ),
+        "when.after_bytes": Support(
+            "approximate", "counts the connection's wire bytes, headers and chunk framing included"
+        ),
+        "when.after": Support(
+            "approximate",
+            "the harness adds the toxic at that time; toxiproxy applies it at the next chunk "
+            "from upstream",
+        ),
+        "when.idle": Support(
+            "rejected", "toxiproxy cannot see idleness (its timeout toxic discards data)"
+        ),
+        "do.status": Support("rejected", "a TCP proxy cannot answer an HTTP status"),
+        "do.delay": EXACT,
+        "do.drip": Support("approximate", "a delay per TCP chunk (slicer), not per SSE event"),
+        "do.split": Support("approximate", "slices wire bytes (slicer), not the event's text"),
+        "do.corrupt": Support("rejected", "toxiproxy forwards bytes unchanged"),
+        "do.stall": EXACT,
+        "do.end_clean": Support(
+            "rejected",
+            "a clean early end of a chunked body needs its terminator, which a TCP proxy "
+            "cannot write",
+        ),
+        "do.fin": EXACT,
+        "do.rst": EXACT,
+        "do.refuse": EXACT,
+    },
+)
+
+MITMPROXY: Final = EngineSupport(
+    engine="mitmproxy",
+    summary="mitmproxy 12 in the harness's process, with one addon carrying out the plan",
+    items=_all_exact(
+        when__idle=Support(
+            "approximate", "a timer in the addon; it fires between chunks, checked every 10 ms"
+        ),
+        do__delay=Support(
+            "approximate",
+            "on_response_headers holds the headers while upstream keeps sending: the events "
+            "then arrive in a burst",
+        ),
+        do__drip=Support(
+            "rejected", "mitmproxy's stream callable is synchronous and cannot wait per event"
+        ),
+        do__split=Support("approximate", "the pieces go out as separate chunks with no gap"),
+        do__refuse=Support("rejected", "mitmproxy always accepts a connection"),
+    ),
+)
+
+_SUPPORT: Final[dict[str, EngineSupport]] = {
+    "inline": INLINE,
+    "toxiproxy": TOXIPROXY,
+    "mitmproxy": MITMPROXY,
+}
+
+
+def engine_support(name: str) -> EngineSupport:
+    """The declared support of engine ``name``; raises ``KeyError`` naming the engines."""
+    try:
+        return _SUPPORT[name]
+    except KeyError:
+        raise KeyError(f"unknown engine {name!r}; engines are {', '.join(ENGINES)}") from None
+
+
+_MARK: Final = {"exact": "exact", "approximate": "approx.", "rejected": "no"}
+
+
+def engines_table() -> str:
+    """The README's engine table (Markdown): one row per plan item, one column per engine,
+    each cell exact / approx. / no with the note as a footnote-like tail."""
+    header = "| plan item | " + " | ".join(ENGINES) + " |"
+    lines = [header, "|---|" + "---|" * len(ENGINES)]
+    for item in PLAN_ITEMS:
+        cells = []
+        for name in ENGINES:
+            support = _SUPPORT[name].items[item]
+            cell = _MARK[support.fit]
+            if support.note:
+                cell += f": {support.note}"
+            cells.append(cell)
+        lines.append(f"| `{item}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
