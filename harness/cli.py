@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.faults.engine_names import ENGINES
 from harness.interrupts import Interrupts
 
 if TYPE_CHECKING:
@@ -76,6 +77,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--strict", action="store_true", help="SHOULD failures fail too")
     run.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=None,
+        help="the fault engine for every link a scenario does not give one (default inline); "
+        "a scenario whose plan the engine cannot carry out is skipped with the reason",
+    )
+    run.add_argument(
         "--full-observations",
         action="store_true",
         help="keep every scenario's whole observation in results.json (default: failures only)",
@@ -102,6 +110,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     schema.add_argument(
         "--target", action="store_true", help="the target file's schema instead of the scenario's"
+    )
+
+    sub.add_parser(
+        "engines", help="print what each fault engine does with each plan item (Markdown)"
     )
 
     lst = sub.add_parser("list", help="print the requirement registry")
@@ -134,6 +146,11 @@ def _main(argv: Sequence[str] | None) -> int:
 
         print(json.dumps(target_schema() if args.target else scenario_schema(), indent=2))
         return EXIT_OK
+    if args.command == "engines":
+        from harness.faults.engines.catalog import engines_table
+
+        print(engines_table())
+        return EXIT_OK
     if args.command == "list":
         return _list(as_json=args.json, markdown=args.markdown)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse enforces the choices
@@ -164,6 +181,8 @@ def _rerun_command(args: argparse.Namespace) -> list[str]:
         command += ["--time-scale", str(args.time_scale)]
     if args.strict:
         command.append("--strict")
+    if args.engine:
+        command += ["--engine", args.engine]
     return command
 
 
@@ -264,6 +283,13 @@ def _run(args: argparse.Namespace) -> int:
             # A target is of one kind: with no PATH, run the bundled suite of that kind rather
             # than every scenario of the other kind only to skip it.
             paths = [str(own_suite)]
+    if args.engine is not None:
+        from harness.faults.engines import EngineUnavailable, open_engine
+
+        try:
+            open_engine(args.engine)
+        except EngineUnavailable as exc:
+            return _bad_input(report_dir, f"--engine {args.engine}: {exc}", args)
     if args.bug is not None:
         from harness.suites import kinds, suite
 
@@ -305,6 +331,8 @@ def _run(args: argparse.Namespace) -> int:
         pytest_args.append(f"--streamproof-time-scale={args.time_scale}")
     if args.strict:
         pytest_args.append("--streamproof-strict")
+    if args.engine:
+        pytest_args.append(f"--streamproof-engine={args.engine}")
     if args.full_observations:
         pytest_args.append("--streamproof-full-observations")
     if args.k:
@@ -385,6 +413,7 @@ def _bad_input(report_dir: Path, reason: str, args: argparse.Namespace) -> int:
         bug=args.bug,
         time_scale=args.time_scale or DEFAULT_TIME_SCALE,
         strict=args.strict,
+        engine=args.engine,
         started_at=dt.datetime.now(dt.UTC),
         duration_s=0.0,
         exitstatus=int(EXIT_BAD_INPUT),

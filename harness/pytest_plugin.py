@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from harness.faults.engine_names import ENGINES
+
 if TYPE_CHECKING:
     from harness.session import HarnessSession
     from harness.suites.loading import LoadedScenario, ScenarioIds
@@ -65,6 +67,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "the rootdir, when the session selected a scenario)",
     )
     group.addoption(
+        "--streamproof-engine",
+        metavar="NAME",
+        default=None,
+        choices=ENGINES,
+        help="the fault engine that carries out the links' plans unless a scenario names one "
+        "(default inline)",
+    )
+    group.addoption(
         "--streamproof-strict",
         action="store_true",
         default=False,
@@ -94,6 +104,14 @@ def pytest_configure(config: pytest.Config) -> None:
         ("may", "a streamproof scenario built to test a MAY requirement"),
     ):
         config.addinivalue_line("markers", f"{name}: {text}")
+    engine = config.getoption("--streamproof-engine", None)
+    if engine:
+        from harness.faults.engines import EngineUnavailable, open_engine
+
+        try:
+            open_engine(engine)
+        except EngineUnavailable as exc:
+            raise pytest.UsageError(f"--streamproof-engine {engine}: {exc}") from None
     bug = config.getoption("--streamproof-bug", None)
     if bug:
         from harness.suites import kinds, suite  # only when a mutant is asked for

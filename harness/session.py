@@ -59,6 +59,7 @@ class HarnessSession:
         self.bug: str | None = config.getoption("--streamproof-bug")
         self.time_scale: float = config.getoption("--streamproof-time-scale") or DEFAULT_TIME_SCALE
         self.strict: bool = config.getoption("--streamproof-strict")
+        self.engine: str | None = config.getoption("--streamproof-engine")
         self.full_observations: bool = config.getoption("--streamproof-full-observations")
         report_dir = config.getoption("--streamproof-report-dir")
         # As with the CLI, the report lands in reports/ by default (under pytest's rootdir).
@@ -112,7 +113,9 @@ class HarnessSession:
                 f"{self.target_file} is of kind: {given} (run them with their own target file, "
                 f"or deselect them with -m 'not {kind.replace('-', '_')}')"
             )
-        return suite(kind).environment(self.target_file, bug=self.bug, time_scale=self.time_scale)
+        return suite(kind).environment(
+            self.target_file, bug=self.bug, time_scale=self.time_scale, engine=self.engine
+        )
 
     def run_item(
         self, item: ScenarioItem, progress: Callable[[str], None] | None = None
@@ -211,6 +214,7 @@ class HarnessSession:
             bug=self.bug,
             time_scale=self.time_scale,
             strict=self.strict,
+            engine=self.engine,
             started_at=self.started_at,
             duration_s=time.monotonic() - self._t0,
             exitstatus=exitstatus,

@@ -54,7 +54,12 @@ class Suite(Protocol):
     def load_target(self, path: str | Path | None) -> Any: ...
 
     def environment(
-        self, target_file: str | Path | None, *, bug: str | None, time_scale: float
+        self,
+        target_file: str | Path | None,
+        *,
+        bug: str | None,
+        time_scale: float,
+        engine: str | None = None,
     ) -> Environment: ...
 
     def render_failure(self, scenario_id: str, result: Any, failing: list[Verdict]) -> str: ...

@@ -62,10 +62,10 @@ rst anything. Durations are scaled by the link's time scale.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any, Final
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, Literal
 
-from pydantic import TypeAdapter, ValidationError, model_validator
+from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
 from harness.faults.do import (
     ACTIONS,
@@ -76,6 +76,7 @@ from harness.faults.do import (
     StallArgs,
     StatusArgs,
 )
+from harness.faults.engine_names import EngineName
 from harness.faults.when import (
     TRIGGERS,
     RequestInfo,
@@ -93,6 +94,7 @@ __all__ = [
     "CorruptKind",
     "Do",
     "Fault",
+    "LinkName",
     "Links",
     "PlanError",
     "PlanState",
@@ -103,6 +105,7 @@ __all__ = [
     "Trigger",
     "TriggerKind",
     "When",
+    "engine_problems",
     "parse_plan",
     "rpc_method",
 ]
@@ -190,12 +193,41 @@ class Fault(_Model):
         return f"{self.trigger} -> {self.do.describe()}"
 
 
+LinkName = Literal["browser", "model", "a2a"]
+
+
+def engine_problems(
+    plans: Mapping[str, Sequence[Fault]], engines: Iterable[tuple[str, str]]
+) -> list[str]:
+    """Why the engines a scenario names, as ``(link, engine)`` pairs, cannot carry out its
+    plans (empty when they can)."""
+    from harness.faults.engines.catalog import engine_support  # the engines import this module
+
+    problems: list[str] = []
+    for link, name in engines:
+        problems += engine_support(name).rejections(plans.get(link, ()), f"links.{link}")
+    return problems
+
+
 class Links(_Model):
-    """A scenario's ``links:`` section: one plan per proxied hop."""
+    """A scenario's ``links:`` section: one plan per proxied hop, and optionally the engine
+    that must carry out a hop's plan (``engine: {model: mitmproxy}``; default: the run's
+    ``--engine``, else ``inline``). A named engine that cannot do the plan is a load error."""
 
     browser: tuple[Fault, ...] = ()
     model: tuple[Fault, ...] = ()
     a2a: tuple[Fault, ...] = ()
+    engine: dict[LinkName, EngineName] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _engines_can(self) -> Links:
+        problems = engine_problems(self.plans(), self.engine.items())
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def plans(self) -> dict[str, tuple[Fault, ...]]:
+        return {"browser": self.browser, "model": self.model, "a2a": self.a2a}
 
 
 # --- loading outside a scenario ----------------------------------------------------------------

@@ -41,6 +41,7 @@ def provenance(
     strict: bool,
     command_line: Sequence[str],
     pytest_args: Sequence[str] | None = None,
+    engine: str | None = None,
 ) -> dict[str, Any]:
     """The ``environment`` of a report. ``targets``: per scenario kind, what its environment
     says of its target (``Environment.target_info``); ``command_line``: the process's argv;
@@ -63,6 +64,7 @@ def provenance(
         "time_scale": time_scale,
         "bug": bug,
         "strict": strict,
+        "engine": engine or "inline",
         "command_line": list(command_line),
         "pytest_args": None if pytest_args is None else list(pytest_args),
         "cwd": os.getcwd(),

@@ -45,6 +45,7 @@ def results_report(
     targets: Mapping[str, Mapping[str, Any]] | None = None,
     command_line: Sequence[str] | None = None,
     pytest_args: Sequence[str] | None = None,
+    engine: str | None = None,
 ) -> dict[str, Any]:
     """The report of one run from its per-scenario records. ``targets``: per scenario kind, the
     target its environment ran (``Environment.target_info``); ``command_line`` (default
@@ -95,6 +96,7 @@ def results_report(
             strict=strict,
             command_line=sys.argv if command_line is None else command_line,
             pytest_args=pytest_args,
+            engine=engine,
         ),
         "requirements": {
             rid: {"statement": REGISTRY[rid].statement, **entry}

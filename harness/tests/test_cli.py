@@ -224,3 +224,25 @@ def test_a_bad_target_file_gets_every_problem_with_its_line(
     err = capsys.readouterr().err
     assert f"{target}:3: port:" in err
     assert f"{target}:4: listning_pattern: unknown key; did you mean 'listening_pattern'?" in err
+
+
+def test_an_engine_this_machine_cannot_run_is_bad_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.faults.engines import EngineUnavailable
+
+    def unavailable(name: str) -> object:
+        raise EngineUnavailable(f"engine {name}: not built here (run scripts/bootstrap)")
+
+    monkeypatch.setattr("harness.faults.engines.open_engine", unavailable)
+    code = main(["run", str(SCENARIOS), "--engine", "toxiproxy", "--report-dir", str(tmp_path)])
+    assert code == 2
+    assert "--engine toxiproxy: engine toxiproxy: not built here" in capsys.readouterr().err
+    assert "not built" in json.loads((tmp_path / "results.json").read_text())["summary"]["error"]
+
+
+def test_engines_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.faults.engines.catalog import engines_table
+
+    assert main(["engines"]) == 0
+    assert capsys.readouterr().out.strip() == engines_table()

@@ -10,16 +10,25 @@ for, so its dependencies load only then.
 from __future__ import annotations
 
 from harness.faults.engines.catalog import ENGINES, EngineName, engine_support
-from harness.faults.engines.link import Engine, FaultLink
+from harness.faults.engines.link import Engine, EngineUnavailable, FaultLink
 
-__all__ = ["ENGINES", "Engine", "EngineName", "FaultLink", "engine_support", "open_engine"]
+__all__ = [
+    "ENGINES",
+    "Engine",
+    "EngineName",
+    "EngineUnavailable",
+    "FaultLink",
+    "engine_support",
+    "open_engine",
+]
 
 
 def open_engine(name: str) -> Engine:
-    """A new (not started) engine of kind ``name``; raises ``KeyError`` for an unknown one."""
+    """A new (not started) engine of kind ``name``; raises ``KeyError`` for an unknown one and
+    :class:`EngineUnavailable` for one this machine cannot run."""
     engine_support(name)  # the message naming the engines
     if name == "inline":
         from harness.faults.engines.inline import InlineEngine
 
         return InlineEngine()
-    raise NotImplementedError(f"engine {name} is not available yet")
+    raise EngineUnavailable(f"engine {name} is not part of this streamproof yet")

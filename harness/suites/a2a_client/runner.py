@@ -25,7 +25,8 @@ from typing import Any, Final
 from harness.capabilities import CLIENT_CAPABILITIES, ScenarioSkipped, missing_reason
 from harness.durations import TimeScale
 from harness.fakes.a2a import RPC_PATH, FakeA2AServer
-from harness.faults.engines.inline import InlineProxy
+from harness.faults.engines import FaultLink
+from harness.faults.engines.pool import EnginePool
 from harness.protocol import a2a
 from harness.suites.a2a_client.checks import check_a2a_client
 from harness.suites.a2a_client.observation import A2AClientObservation, ServerArtifact, ServerTask
@@ -54,7 +55,12 @@ class A2AClientEnvironment:
     """The fake A2A server and the ``a2a`` link, started once, loaded per scenario."""
 
     def __init__(
-        self, target: ClientTarget, *, bug: str | None = None, time_scale: float = 1.0
+        self,
+        target: ClientTarget,
+        *,
+        bug: str | None = None,
+        time_scale: float = 1.0,
+        engine: str | None = None,
     ) -> None:
         if bug is not None and target.bug_env is None:
             raise TargetConfigError(
@@ -64,7 +70,10 @@ class A2AClientEnvironment:
         self.bug = bug
         self.scale = TimeScale(time_scale)
         self.fake = FakeA2AServer()
-        self.link: InlineProxy | None = None
+        self.link: FaultLink | None = None
+        self.link_engine: str | None = None
+        self.engines = EnginePool(engine)
+        self._fake_url: str | None = None
         self._url: str | None = None
 
     @property
@@ -92,30 +101,54 @@ class A2AClientEnvironment:
         return self._url
 
     async def start(self) -> None:
-        fake_url = await self.fake.start()
-        link = InlineProxy("a2a", fake_url, time_scale=self.scale)
+        self._fake_url = await self.fake.start()
         try:
-            self._url = await link.start()
+            await self._use_engine(self.engines.default)
         except BaseException:
             await self.fake.close()
             raise
-        self.link = link
+
+    async def _use_engine(self, name: str) -> None:
+        """Put the A2A link on engine ``name`` (the client is started per turn with the
+        link's address, so a link can change between scenarios)."""
+        if name == self.link_engine:
+            return
+        assert self._fake_url is not None
+        if self.link is not None:
+            await self.link.close()
+            self.link, self.link_engine, self._url = None, None, None
+        engine = await self.engines.get(name)
+        link = engine.link("a2a", self._fake_url, time_scale=self.scale)
+        self._url = await link.start()
+        self.link, self.link_engine = link, name
 
     async def close(self) -> None:
         if self.link is not None:
             await self.link.close()
             self.link = None
+        await self.engines.close()
         await self.fake.close()
         self._url = None
 
     async def run(self, scenario: A2AClientScenario) -> A2AClientScenarioResult:
-        link = self.link
-        if link is None or self._url is None:
+        if self.link is None or self._url is None:
             raise RuntimeError("A2AClientEnvironment.run before start")
         missing = scenario.missing_needs(self.target.declared)
         if missing:
             reason = missing_reason(self.target.name, missing, (), CLIENT_CAPABILITIES)
             raise ScenarioSkipped(reason)
+        chosen, problems = self.engines.choose(
+            {"a2a": scenario.links.a2a}, scenario.links.engine.items()
+        )
+        if problems:
+            raise ScenarioSkipped(
+                f"the run's engine {self.engines.default} cannot carry out this scenario's "
+                f"plan: {'; '.join(problems)}"
+            )
+        await self.engines.ready(chosen.values())
+        await self._use_engine(chosen["a2a"])
+        link = self.link
+        assert link is not None and self._url is not None
         scale = self.scale
         # The card advertises the link, so every call the client makes crosses it.
         self.fake.load(scenario.script, time_scale=scale, public_url=self._url + RPC_PATH)

@@ -59,7 +59,8 @@ from pydantic import (
 from harness.capabilities import ClientCapability
 from harness.durations import Duration
 from harness.fakes.a2a.script import A2AScript, Reply, ReplySpelling, ServerBehaviour, Step
-from harness.faults.plan import Fault
+from harness.faults.engine_names import EngineName
+from harness.faults.plan import Fault, engine_problems
 from harness.patterns import json_schema_pattern
 from harness.protocol.a2a import KNOWN_METHODS, METHODS, op_of, version_of
 from harness.requirements import RequirementIds
@@ -231,6 +232,16 @@ class A2AClientLimits(_Model):
 class A2AClientLinks(_Model):
     a2a: tuple[Fault, ...] = ()
     """The fault plan of the hop between the client and the fake A2A server."""
+    engine: dict[Literal["a2a"], EngineName] = Field(default_factory=dict)
+    """The engine that must carry out the plan (``engine: {a2a: toxiproxy}``); default: the
+    run's ``--engine``, else ``inline``."""
+
+    @model_validator(mode="after")
+    def _engine_can(self) -> A2AClientLinks:
+        problems = engine_problems({"a2a": self.a2a}, self.engine.items())
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
 
 
 def _reply_shorthand(value: Any) -> Any:

@@ -41,14 +41,22 @@ TARGET_MODEL = ClientTarget
 
 
 def environment(
-    target_file: str | Path | None, *, bug: str | None, time_scale: float
+    target_file: str | Path | None,
+    *,
+    bug: str | None,
+    time_scale: float,
+    engine: str | None = None,
 ) -> Environment:
     """The fake A2A server, its link and the client target (the reference when ``None``), not
-    started yet; ``bug`` is switched on only when it names one of this suite's mutants."""
+    started yet; ``bug`` is switched on only when it names one of this suite's mutants;
+    ``engine`` carries out the link's plan unless a scenario names another (default inline)."""
     from harness.suites.a2a_client.runner import A2AClientEnvironment
 
     return A2AClientEnvironment(
-        load_target(target_file), bug=bug if bug in BUGS else None, time_scale=time_scale
+        load_target(target_file),
+        bug=bug if bug in BUGS else None,
+        time_scale=time_scale,
+        engine=engine,
     )
 
 

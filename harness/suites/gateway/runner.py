@@ -24,7 +24,8 @@ from harness.durations import TimeScale
 from harness.fakes.model import FakeModel
 from harness.fakes.records import MARKER_PLACEHOLDER
 from harness.fakes.tools import FakeTools
-from harness.faults.engines.inline import InlineProxy
+from harness.faults.engines import FaultLink
+from harness.faults.engines.pool import EnginePool
 from harness.sse import Decoder
 from harness.suites.gateway.checks import check_gateway
 from harness.suites.gateway.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
@@ -59,7 +60,12 @@ class GatewayEnvironment:
     """The fakes and the gateway, started once, reset per scenario."""
 
     def __init__(
-        self, target: GatewayTarget, *, bug: str | None = None, time_scale: float = 1.0
+        self,
+        target: GatewayTarget,
+        *,
+        bug: str | None = None,
+        time_scale: float = 1.0,
+        engine: str | None = None,
     ) -> None:
         self.target = target
         self.bug = bug
@@ -67,8 +73,13 @@ class GatewayEnvironment:
         self.model = FakeModel()
         self.tools = FakeTools()
         self.gateway: RunningGateway | None = None
-        self.links: dict[str, InlineProxy] = {}
+        self.links: dict[str, FaultLink] = {}
         self.browser_url = ""
+        self.engines = EnginePool(engine)
+        self._link_engines: dict[str, str] = {}
+        """The engine of each link in place (the model link's is fixed while the gateway runs:
+        the gateway was started with its address)."""
+        self._contract_env: dict[str, str] = {}
 
     async def _wait_quiet(self, limit: float) -> None:
         """Until neither fake has seen a call for QUIET_SECONDS (at most ``limit``)."""
@@ -122,36 +133,77 @@ class GatewayEnvironment:
                 f"'fakes' ({self.target.fakes.model}, {self.target.fakes.tools}): "
                 f"{exc.strerror or exc}"
             ) from None
-        model_link = InlineProxy("model", model_url, time_scale=self.scale)
-        self.links["model"] = model_link
-        contract_env = {
-            # The gateway reaches the fake model through the model link, so the scenario can
-            # reset, stall or split what the model sends.
-            "GOOGLE_GEMINI_BASE_URL": await model_link.start(),
+        self._model_url = model_url
+        self._contract_env = {
             "GOOGLE_API_KEY": "streamproof-fake-key",
             "GOOGLE_GENAI_USE_VERTEXAI": "false",
             "STREAMPROOF_TOOL_URL": tools_url,
         }
+        await self._start_gateway(self.engines.default)
+        await self._browser_link(self.engines.default)
+
+    async def _start_gateway(self, model_engine: str) -> None:
+        """Start the gateway behind a model link of ``model_engine`` (the gateway reaches the
+        fake model through the link, so the scenario can reset, stall or split what the model
+        sends)."""
+        engine = await self.engines.get(model_engine)
+        model_link = engine.link("model", self._model_url, time_scale=self.scale)
+        self.links["model"] = model_link
+        self._link_engines["model"] = model_engine
+        env = {**self._contract_env, "GOOGLE_GEMINI_BASE_URL": await model_link.start()}
         self.gateway = await start_gateway(
-            self.target, contract_env, bug=self.bug, ready_scale=self.scale.factor
+            self.target, env, bug=self.bug, ready_scale=self.scale.factor
         )
-        browser_link = InlineProxy("browser", self.gateway.base_url, time_scale=self.scale)
+
+    async def _browser_link(self, browser_engine: str) -> None:
+        assert self.gateway is not None
+        old = self.links.pop("browser", None)
+        if old is not None:
+            await old.close()
+        engine = await self.engines.get(browser_engine)
+        browser_link = engine.link("browser", self.gateway.base_url, time_scale=self.scale)
         self.links["browser"] = browser_link
+        self._link_engines["browser"] = browser_engine
         self.browser_url = await browser_link.start()
+
+    async def _use_engines(self, scenario: GatewayScenario) -> None:
+        """Put each link on the engine the scenario runs it with: the browser link is swapped;
+        a new model-link engine restarts the gateway behind a new model link."""
+        chosen, problems = self.engines.choose(
+            {"browser": scenario.links.browser, "model": scenario.links.model},
+            scenario.links.engine.items(),
+        )
+        if problems:
+            raise ScenarioSkipped(
+                f"the run's engine {self.engines.default} cannot carry out this scenario's "
+                f"plan: {'; '.join(problems)}"
+            )
+        await self.engines.ready(chosen.values())
+        if chosen["model"] != self._link_engines.get("model"):
+            for name in ("browser", "model"):
+                link = self.links.pop(name, None)
+                if link is not None:
+                    await link.close()
+            if self.gateway is not None:
+                await self.gateway.close()
+            await self._start_gateway(chosen["model"])
+            await self._browser_link(chosen["browser"])
+        elif chosen["browser"] != self._link_engines.get("browser"):
+            await self._browser_link(chosen["browser"])
 
     async def close(self) -> None:
         for link in self.links.values():
             await link.close()
         if self.gateway is not None:
             await self.gateway.close()
+        await self.engines.close()
         await self.model.close()
         await self.tools.close()
 
     async def run(self, scenario: GatewayScenario) -> ScenarioResult:
-        gateway = self.gateway
-        if gateway is None:
+        if self.gateway is None:
             raise RuntimeError("GatewayEnvironment.run before start")
-        crashed = gateway.crashed()
+        crashed = self.gateway.crashed()
         if crashed is not None:
             raise TargetError(crashed)
         missing = missing_reason(
@@ -159,6 +211,8 @@ class GatewayEnvironment:
         )
         if missing is not None:
             raise ScenarioSkipped(missing)
+        await self._use_engines(scenario)
+        gateway = self.gateway
         which = "chat" if scenario.request.streaming else "chat_none"
         session_id = f"sp-{uuid.uuid4().hex[:16]}"
         # What the browser does goes through the browser link.

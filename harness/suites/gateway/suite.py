@@ -38,14 +38,22 @@ TARGET_MODEL = GatewayTarget
 
 
 def environment(
-    target_file: str | Path | None, *, bug: str | None, time_scale: float
+    target_file: str | Path | None,
+    *,
+    bug: str | None,
+    time_scale: float,
+    engine: str | None = None,
 ) -> Environment:
     """The fakes, the links and the gateway for ``target_file`` (the reference when ``None``),
-    not started yet; ``bug`` is switched on only when it names one of this suite's mutants."""
+    not started yet; ``bug`` is switched on only when it names one of this suite's mutants;
+    ``engine`` carries out the links' plans unless a scenario names another (default inline)."""
     from harness.suites.gateway.runner import GatewayEnvironment
 
     return GatewayEnvironment(
-        load_target(target_file), bug=bug if bug in BUGS else None, time_scale=time_scale
+        load_target(target_file),
+        bug=bug if bug in BUGS else None,
+        time_scale=time_scale,
+        engine=engine,
     )
 
 

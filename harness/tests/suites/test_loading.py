@@ -329,3 +329,37 @@ def test_a_type_tag_is_never_read_as_a_key() -> None:
     # A tools key is the user's, whatever it is called.
     text = GOOD.replace("history: [user,", "tool_calls: {int: x}\n  history: [user,")
     assert [p.field for p in _error(text).problems] == ["expect.tool_calls.int"]
+
+
+def test_a_link_engine_that_cannot_do_the_plan_is_a_load_error_naming_it() -> None:
+    text = (
+        "id: a2a_client/named-engine\ntitle: t\nkind: a2a-client\nrequirements: [A2A-C-RECOVERY]\n"
+        "client: {deadline: 90s, idle: 20s, prompt: hi}\n"
+        "task:\n  - {at: 0s, status: submitted}\n  - {at: 5s, status: completed}\n"
+        "links:\n  engine: {a2a: toxiproxy}\n"
+        "  a2a:\n    - {when: {rpc: message/stream, after: 40s}, do: stall}\n"
+    )
+    with pytest.raises(
+        ScenarioError, match=r"links\.a2a\[0\]: engine toxiproxy cannot do when\.rpc"
+    ):
+        parse_scenarios(text, "named.yaml")
+    # the same plan on an engine that can do it loads
+    parse_scenarios(text.replace("{a2a: toxiproxy}", "{a2a: mitmproxy}"), "named.yaml")
+
+
+def test_a_gateway_scenario_names_engines_per_link() -> None:
+    text = (
+        "id: gateway/named-engine\ntitle: t\nrequirements: [GW-STREAM-TERMINAL]\n"
+        "model:\n  - chunks: [hi]\nrequest: hello\n"
+        "links:\n  engine: {model: mitmproxy, browser: inline}\n"
+        "  model:\n    - {when: {after_event: 1}, do: rst}\n"
+    )
+    (loaded,) = parse_scenarios(text, "named.yaml")
+    assert dict(loaded.scenario.links.engine) == {"model": "mitmproxy", "browser": "inline"}
+    with pytest.raises(ScenarioError, match=r"engine toxiproxy cannot do do\.status"):
+        parse_scenarios(
+            text.replace("mitmproxy", "toxiproxy")
+            .replace("do: rst", "do: {status: 502}")
+            .replace("{after_event: 1}", "{on_request: true}"),
+            "named.yaml",
+        )
