@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from harness.capabilities import ScenarioSkipped
 from harness.faults.engine_names import DEFAULT_ENGINE
 from harness.faults.engines import Engine, EngineUnavailable, open_engine
-from harness.faults.plan import Fault, engine_problems
+from harness.faults.engines.catalog import engine_problems
+from harness.faults.plan import Fault
 
 __all__ = ["EnginePool"]
 

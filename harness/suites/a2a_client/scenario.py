@@ -60,7 +60,8 @@ from harness.capabilities import ClientCapability
 from harness.durations import Duration
 from harness.fakes.a2a.script import A2AScript, Reply, ReplySpelling, ServerBehaviour, Step
 from harness.faults.engine_names import EngineName
-from harness.faults.plan import Fault, engine_problems
+from harness.faults.engines.catalog import engine_problems
+from harness.faults.plan import Fault
 from harness.patterns import json_schema_pattern
 from harness.protocol.a2a import KNOWN_METHODS, METHODS, op_of, version_of
 from harness.requirements import RequirementIds

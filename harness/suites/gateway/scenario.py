@@ -20,6 +20,7 @@ from pydantic import (
 from harness.capabilities import GatewayCapability
 from harness.durations import Duration
 from harness.fakes.records import MARKER_PLACEHOLDER
+from harness.faults.engines.catalog import engine_problems
 from harness.faults.plan import Links
 from harness.patterns import check_names, json_schema_pattern
 from harness.protocol.gemini import ModelTurn
@@ -150,8 +151,11 @@ class GatewayScenario(_Model):
     @field_validator("links")
     @classmethod
     def _gateway_links(cls, v: Links) -> Links:
-        if v.a2a:
+        if v.a2a or "a2a" in v.engine:
             raise ValueError("a gateway scenario has no 'a2a' link; use 'browser' or 'model'")
+        problems = engine_problems(v.plans(), v.engine.items())
+        if problems:
+            raise ValueError("; ".join(problems))
         return v
 
     @property
