@@ -18,10 +18,11 @@ That is also cheap: measured here, constructing the master takes ~25 ms, a link'
 
 The master is driven, not run: ``Master.run()`` would, for as long as it runs, swap the event
 loop's task factory for an eager one and its exception handler for mitmproxy's, for the whole
-harness. The engine does what ``run()`` does that matters here: it brings the listeners up and
-down through the proxyserver addon (``setup_servers`` after setting ``mode``), and ends with
-the ``done`` hook. Options: lazy upstream connections (an answer given on_request never
-contacts upstream, as with the inline engine), and no idle timeout of mitmproxy's own
+harness. The engine does what ``run()`` does that matters here: it gives the addons their
+configuration folder, brings the listeners up and down through the proxyserver addon
+(``setup_servers`` after setting ``mode``), waits for mitmproxy's connection handlers to end,
+and ends with the ``done`` hook. Options: lazy upstream connections (an answer given on_request
+never contacts upstream, as with the inline engine), and no idle timeout of mitmproxy's own
 (``tcp_timeout``): a link closes a connection only when its plan says so.
 
 What each plan item becomes is in :mod:`~harness.faults.engines.mitmproxy_addon` and declared in
@@ -37,20 +38,23 @@ import shutil
 import socket
 import tempfile
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
-
-from mitmproxy import options
-from mitmproxy.addons.proxyserver import Proxyserver
-from mitmproxy.tools.dump import DumpMaster
 
 from harness.durations import TimeScale
 from harness.faults.engines.catalog import engine_support
 from harness.faults.engines.mitmproxy_addon import PlanAddon
 from harness.faults.plan import Fault
 from harness.faults.records import LinkEvent
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)  # see mitmproxy_addon's imports
+    from mitmproxy import options
+    from mitmproxy.addons.proxyserver import Proxyserver
+    from mitmproxy.tools.dump import DumpMaster
 
 __all__ = ["MitmproxyEngine", "MitmproxyLink"]
 
@@ -78,8 +82,12 @@ class _SharedMaster:
         try:
             opts = options.Options(listen_host="127.0.0.1", mode=[], confdir=str(confdir))
             master = DumpMaster(opts, with_termlog=False, with_dumper=False)
-            # Options that belong to addons exist once the addons are loaded.
-            master.options.update(connection_strategy="lazy", tcp_timeout=_NO_IDLE_TIMEOUT)
+            # Options that belong to addons exist once the addons are loaded. confdir again:
+            # the addons that keep files there (the CA) read it on configure only, and the
+            # first configure does not name it (mitmproxy's run() makes up for it in running).
+            master.options.update(
+                confdir=str(confdir), connection_strategy="lazy", tcp_timeout=_NO_IDLE_TIMEOUT
+            )
             # ErrorCheck hooks the root logger to stop a command-line run that logged an error
             # at start-up; the engine reports its own errors, so it is unhooked at once.
             errorcheck = master.addons.get("errorcheck")
@@ -112,16 +120,25 @@ class _SharedMaster:
                 self._modes.remove(mode)
                 await self._apply()
 
-    async def shutdown(self) -> None:
+    async def shutdown(self, timeout: float = 2.0) -> None:
         async with self._lock:
             self._modes.clear()
             await self._apply()
+        # Every connection handler of mitmproxy's ends (the links closed their clients); wait
+        # for the last so that no task of it outlives the engine.
+        for _ in range(int(timeout / 0.01)):
+            if not self._active_connections():
+                break
+            await asyncio.sleep(0.01)
         await self.master.done()  # the addons' done hooks; unhooks mitmproxy's log handler
         shutil.rmtree(self.confdir, ignore_errors=True)
 
     async def _apply(self) -> None:
         self.master.options.update(mode=list(self._modes))
         await self._proxyserver().setup_servers()
+
+    def _active_connections(self) -> int:
+        return int(self.master.commands.call("proxyserver.active_connections"))
 
     def _proxyserver(self) -> Proxyserver:
         proxyserver = self.master.addons.get("proxyserver")

@@ -48,20 +48,25 @@ import asyncio
 import contextlib
 import functools
 import time
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 from urllib.parse import unquote, urlsplit
-
-from mitmproxy import http
-from mitmproxy.connection import Client, ConnectionState
-from mitmproxy.master import Master
 
 from harness.durations import TimeScale
 from harness.faults.engines.mitmproxy_wire import client_streams, end_connection
 from harness.faults.plan import Fault, PlanState, RequestInfo, rpc_method
 from harness.faults.records import EndBy, EndHow, FaultRef, LinkEvent, LinkEventKind
 from harness.faults.shaper import Finish, Fired, Forwarded, Op, Shaper, Sleep, Write
+
+with warnings.catch_warnings():
+    # mitmproxy 12.3.1 imports ldap3, which uses pyasn1 names deprecated since: not ours to
+    # fix, and it must not fail a run that turns warnings into errors (pytest's -W error).
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from mitmproxy import http
+    from mitmproxy.connection import Client, ConnectionState
+    from mitmproxy.master import Master
 
 __all__ = ["PlanAddon"]
 
@@ -122,6 +127,9 @@ class PlanAddon:
         self._connections: dict[str, int] = {}
         self.clients: dict[str, Client] = {}
         """The link's client connections that are open now, by mitmproxy's client id."""
+        self._streams: dict[str, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
+        """Their sockets, looked up once as they connect: mitmproxy lets go of a socket before
+        the hooks that follow its end have run."""
         self.active: dict[str, _Exchange] = {}
         """Requests not yet ended, by flow id."""
         self._closing = False
@@ -149,8 +157,8 @@ class PlanAddon:
         self._closing = True
         for ex in list(self.active.values()):
             self._end(ex, "fin", "proxy", "the proxy was closed")
-        for client in list(self.clients.values()):
-            streams = client_streams(self._master, client)
+        for client_id in list(self.clients):
+            streams = self._streams.get(client_id)
             if streams is not None:
                 streams[1].transport.close()
         if self.clients:
@@ -173,6 +181,9 @@ class PlanAddon:
         self._all_gone.clear()
         self._connections[client.id] = conn
         self.clients[client.id] = client
+        streams = client_streams(self._master, client)
+        if streams is not None:
+            self._streams[client.id] = streams
         peer = client.peername
         detail = f"{peer[0]}:{peer[1]}" if peer else ""
         self.records.append(
@@ -182,6 +193,7 @@ class PlanAddon:
     def client_disconnected(self, client: Client) -> None:
         if self._mine(client):
             self.clients.pop(client.id, None)
+            self._streams.pop(client.id, None)
             if not self.clients:
                 self._all_gone.set()
 
@@ -308,7 +320,7 @@ class PlanAddon:
         # inline engine gives it: a FIN, and before any response no response at all.
         message = flow.error.msg if flow.error is not None else "unknown error"
         self._end(ex, "upstream_error", "upstream", f"upstream failed: {message}")
-        streams = client_streams(self._master, ex.client)
+        streams = self._streams.get(ex.client.id)
         if streams is not None:
             streams[1].transport.close()
 
@@ -400,7 +412,7 @@ class PlanAddon:
     def _write(self, ex: _Exchange, raw: bytes) -> None:
         """Write to the client's socket outside the stream callable (bytes as they go on the
         wire: a chunk's framing included)."""
-        streams = client_streams(self._master, ex.client)
+        streams = self._streams.get(ex.client.id)
         if streams is not None and not streams[1].transport.is_closing():
             streams[1].write(raw)
 
@@ -410,7 +422,7 @@ class PlanAddon:
         task.add_done_callback(self._tasks.discard)
 
     async def _cut(self, ex: _Exchange, how: Literal["fin", "rst"]) -> None:
-        streams = client_streams(self._master, ex.client)
+        streams = self._streams.get(ex.client.id)
         if streams is not None:
             await end_connection(streams[1], how)
 
@@ -422,7 +434,6 @@ class PlanAddon:
         ``wakeable``) a timer of the request ran (``woken``)."""
         loop = asyncio.get_running_loop()
         deadline = None if seconds is None else loop.time() + seconds
-        woken = False
         while True:
             if ex.ended:
                 return "ended"
@@ -430,18 +441,17 @@ class PlanAddon:
                 return "closed"
             if self._client_gone(ex):
                 return "client"
-            if woken:
+            if wakeable and ex.wake.is_set():
+                ex.wake.clear()  # only here: a wake-up that races the poll's timeout is kept
                 return "woken"
             now = loop.time()
             if deadline is not None and now >= deadline:
                 return "timeout"
             step = _POLL if deadline is None else min(_POLL, deadline - now)
-            ex.wake.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(ex.wake.wait(), step)
-            except TimeoutError:
-                continue
-            woken = wakeable
+            if not wakeable:
+                ex.wake.clear()
 
     def _gone(self, ex: _Exchange, outcome: Hold) -> None:
         if outcome == "client":
@@ -455,7 +465,7 @@ class PlanAddon:
         return not (ex.client.state & ConnectionState.CAN_READ)
 
     def _client_left(self, ex: _Exchange) -> None:
-        streams = client_streams(self._master, ex.client)
+        streams = self._streams.get(ex.client.id)
         reset = streams is not None and isinstance(streams[0].exception(), ConnectionResetError)
         self._end(ex, "rst" if reset else "fin", "client", "the client closed the connection")
 
