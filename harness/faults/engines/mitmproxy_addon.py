@@ -194,6 +194,7 @@ class PlanAddon:
         if self._mine(client):
             self.clients.pop(client.id, None)
             self._streams.pop(client.id, None)
+            self._connections.pop(client.id, None)
             if not self.clients:
                 self._all_gone.set()
 
