@@ -920,3 +920,22 @@ async def test_end_connection_sends_what_it_says_after_the_written_bytes(
     finally:
         server.close()
         await server.wait_closed()
+
+
+async def test_a_port_already_taken_is_a_clear_error_and_the_engine_goes_on(
+    engine: MitmproxyEngine, upstream: Upstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        link = engine.link("busy", upstream.url)
+        with pytest.raises(OSError, match=f"127.0.0.1:{port}"):
+            await link.start(port=port)
+    caplog.clear()  # mitmproxy logs the failure itself, as an error
+    url = await link.start()
+    try:
+        seen = await via_httpx(url + "/sse?n=2")
+        assert seen.ns == [1, 2]
+    finally:
+        await link.close()
