@@ -249,8 +249,8 @@ class PlanAddon:
                 flow.kill()  # mitmproxy closes the connection without a response byte
                 return
             elif do.rst:
-                self._end(ex, "rst", "proxy", "reset before any response", fault=ref)
                 await self._cut(ex, "rst")
+                self._end(ex, "rst", "proxy", "reset before any response", fault=ref)
                 flow.kill()
                 return
         if self._base_path:
