@@ -9,6 +9,8 @@ for, so its dependencies load only then.
 
 from __future__ import annotations
 
+import importlib.metadata
+
 from harness.faults.engines.catalog import ENGINES, EngineName, engine_support
 from harness.faults.engines.link import Engine, EngineUnavailable, FaultLink
 
@@ -31,4 +33,25 @@ def open_engine(name: str) -> Engine:
         from harness.faults.engines.inline import InlineEngine
 
         return InlineEngine()
+    if name == "mitmproxy":
+        _require_mitmproxy()
+        from harness.faults.engines.mitmproxy import MitmproxyEngine
+
+        return MitmproxyEngine()
     raise EngineUnavailable(f"engine {name} is not part of this streamproof yet")
+
+
+def _require_mitmproxy() -> None:
+    """mitmproxy 12.3, the version the engine was measured on (it reaches into mitmproxy's
+    connection handling for fin and rst), or :class:`EngineUnavailable` saying how to get it."""
+    how = "pip install 'streamproof[engines]' (scripts/bootstrap installs it)"
+    try:
+        version = importlib.metadata.version("mitmproxy")
+    except importlib.metadata.PackageNotFoundError:
+        raise EngineUnavailable(
+            f"engine mitmproxy needs mitmproxy 12.3.1, which is not installed: {how}"
+        ) from None
+    if version.split(".")[:2] != ["12", "3"]:
+        raise EngineUnavailable(
+            f"engine mitmproxy needs mitmproxy 12.3.1, found mitmproxy {version}: {how}"
+        )

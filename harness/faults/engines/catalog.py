@@ -116,19 +116,24 @@ MITMPROXY: Final = EngineSupport(
     engine="mitmproxy",
     summary="mitmproxy 12 in the harness's process, with one addon carrying out the plan",
     items=_all_exact(
-        when__idle=Support(
-            "approximate", "a timer in the addon; it fires between chunks, checked every 10 ms"
-        ),
-        do__delay=Support(
-            "approximate",
-            "on_response_headers holds the headers while upstream keeps sending: the events "
-            "then arrive in a burst",
-        ),
         do__drip=Support(
             "rejected", "mitmproxy's stream callable is synchronous and cannot wait per event"
         ),
-        do__split=Support("approximate", "the pieces go out as separate chunks with no gap"),
-        do__refuse=Support("rejected", "mitmproxy always accepts a connection"),
+        do__split=Support(
+            "approximate",
+            "the pieces go out as separate chunks back to back: the stream callable cannot "
+            "wait, so there is no gap and TCP may join them again",
+        ),
+        do__end_clean=Support(
+            "approximate",
+            "the response carries Connection: close and its connection closes after the "
+            "terminator: mitmproxy still counts the response as in progress and would write a "
+            "terminator of its own into the connection's next response",
+        ),
+        do__refuse=Support(
+            "rejected",
+            "mitmproxy always accepts a connection (closing it with no response is not a refusal)",
+        ),
     ),
 )
 
