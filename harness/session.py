@@ -149,6 +149,7 @@ class HarnessSession:
                     progress(f"{real_s / scale:.0f}s of {horizon:g}s scenario time")
 
             result: Any = self._loop.run(env.run(scenario), timeout=budget, tick=tick)
+            record["engines"] = env.link_engines  # which engine carried each link
         except ScenarioSkipped as exc:
             record.update(outcome="skipped", error=str(exc))
             pytest.skip(str(exc))

@@ -26,6 +26,11 @@ class Environment(Protocol):
     def target_label(self) -> str: ...
 
     @property
+    def link_engines(self) -> dict[str, str]:
+        """The engine that carries out each link right now (after a run: that run's)."""
+        ...
+
+    @property
     def target_info(self) -> dict[str, Any]:
         """What a report says of the target: ``kind``, ``name``, ``label``, ``command`` (the argv
         as run) or ``url``, ``capabilities`` (every one declared); plain JSON data."""

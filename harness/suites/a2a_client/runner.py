@@ -77,6 +77,10 @@ class A2AClientEnvironment:
         self._url: str | None = None
 
     @property
+    def link_engines(self) -> dict[str, str]:
+        return {"a2a": self.link_engine} if self.link_engine is not None else {}
+
+    @property
     def target_label(self) -> str:
         return f"{self.target.name}[bug={self.bug}]" if self.bug else self.target.name
 

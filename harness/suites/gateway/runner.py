@@ -101,6 +101,10 @@ class GatewayEnvironment:
         return min(self.scale(total) + 5.0, 60.0)
 
     @property
+    def link_engines(self) -> dict[str, str]:
+        return dict(self._link_engines)
+
+    @property
     def target_label(self) -> str:
         return f"{self.target.name}[bug={self.bug}]" if self.bug else self.target.name
 
