@@ -196,10 +196,11 @@ class ExchangeHandling:
                 self._end(ex, "refused", "proxy", "closed before any response", fault=ref)
                 self._close_transport(ex)
                 return web.Response()
-            elif do.fin or do.rst:
-                how = await self._cut(ex, "fin" if do.fin else "rst")
-                what = "reset" if how == "rst" else "closed"
-                self._end(ex, how, "proxy", f"{what} before any response", fault=ref)
+            elif do.fin:
+                await self._cut(ex, "fin", "closed before any response", ref)
+                return web.Response()
+            elif do.rst:
+                await self._cut(ex, "rst", "reset before any response", ref)
                 return web.Response()
 
         # Upstream.
@@ -228,7 +229,7 @@ class ExchangeHandling:
         out = web.StreamResponse(status=upstream.status, reason=upstream.reason)
         out.headers.extend(_filtered(upstream.headers, _NOT_COPIED))
         try:
-            await self._before_write(ex)
+            await self._before_write(ex, None)
             await out.prepare(request)
         except ConnectionError as exc:
             self._client_left(ex, exc)
@@ -324,7 +325,7 @@ class ExchangeHandling:
         assert ex.shaper is not None and ex.out is not None
         deadline = ex.shaper.next_deadline()
         try:
-            await self._before_write(ex)
+            await self._before_write(ex, data)
             if deadline is None:
                 await ex.out.write(data)
             else:
@@ -338,7 +339,8 @@ class ExchangeHandling:
                     # The bytes are in the transport's buffer; a timer is due.
         except ConnectionError as exc:
             raise _ClientGone(exc) from exc
-        ex.shaper.forwarded()
+        if not self._held(ex):
+            ex.shaper.forwarded()
         if deadline is not None and asyncio.get_running_loop().time() >= deadline:
             await self._run(ex, ex.shaper.on_timer())
 
@@ -370,8 +372,7 @@ class ExchangeHandling:
                 raise _ClientGone(exc) from exc
             self._end(ex, "clean", "proxy", detail, fault=ref)
         else:
-            how = await self._cut(ex, op.how)
-            self._end(ex, how, "proxy", detail, fault=ref)
+            await self._cut(ex, op.how, detail, ref)
 
     # --- engine hooks (the inline engine's own way; see the module docstring) -----------------
 
@@ -379,21 +380,29 @@ class ExchangeHandling:
         """A ``delay`` fault holds the request or the response this long."""
         await asyncio.sleep(seconds)
 
-    async def _cut(self, ex: _Exchange, how: Literal["fin", "rst"]) -> EndHow:
-        """End the client's connection now, after what was written; how it ended."""
+    async def _cut(
+        self, ex: _Exchange, how: Literal["fin", "rst"], detail: str, fault: FaultRef
+    ) -> None:
+        """End the client's connection now, after what was written, and record the end."""
         if how == "fin":
+            self._end(ex, "fin", "proxy", detail, fault=fault)
             self._close_transport(ex)
         else:
             await self._reset(ex)
-        return how
+            self._end(ex, "rst", "proxy", detail, fault=fault)
 
     async def _fired(self, ex: _Exchange, op: Fired) -> None:
         """A fault fired mid-response (the shaper has applied it to the bytes, unless its
         action is delegated)."""
         self._record_fault(ex, op.index, op.fault, op.note)
 
-    async def _before_write(self, ex: _Exchange) -> None:
-        """Called before the headers and each body write go downstream."""
+    async def _before_write(self, ex: _Exchange, data: bytes | None) -> None:
+        """Called before the headers (``data`` None) and each body write go downstream."""
+
+    def _held(self, ex: _Exchange) -> bool:
+        """Whether what is written now is held on its way to the client (by another engine's
+        proxy): then it does not count as forwarded, so an ``idle`` timer keeps running."""
+        return False
 
     async def _before_eof(self, ex: _Exchange) -> None:
         """Called when the upstream body has been forwarded, before the chunked terminator."""

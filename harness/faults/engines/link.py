@@ -25,7 +25,12 @@ from harness.durations import TimeScale
 from harness.faults.plan import Fault
 from harness.faults.records import LinkEvent
 
-__all__ = ["Engine", "FaultLink"]
+__all__ = ["Engine", "EngineUnavailable", "FaultLink"]
+
+
+class EngineUnavailable(RuntimeError):
+    """An engine that cannot run on this machine (not installed, not built); the message says
+    what is missing and how to get it."""
 
 
 class FaultLink(Protocol):
