@@ -10,9 +10,12 @@ import importlib
 import os
 from pathlib import Path
 from types import ModuleType
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import pytest
+
+if TYPE_CHECKING:
+    from harness.faults.engines import Engine
 
 pytest_plugins = ["pytester"]
 
@@ -42,3 +45,14 @@ def require_toxiproxy() -> Path:
         return find_binary()
     except EngineUnavailable as exc:
         _missing("toxiproxy", exc)
+
+
+def require_engine(name: str) -> Engine:
+    """A new fault engine of kind ``name`` (:func:`~harness.faults.engines.open_engine`), or
+    skip (fail under STREAMPROOF_REQUIRE_ALL=1) when this machine cannot run it."""
+    from harness.faults.engines import EngineUnavailable, open_engine
+
+    try:
+        return open_engine(name)
+    except EngineUnavailable as exc:
+        _missing(f"engine {name}", exc)
