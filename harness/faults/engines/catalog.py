@@ -53,11 +53,6 @@ def _toxiproxy_combinations(fault: Fault) -> Support | None:
             "a latency toxic holds every downstream chunk that long, so the whole response "
             "shifts (inline sends what arrived meanwhile in one burst)",
         )
-    if fault.do.stall is not None and fault.do.stall.for_ is not None:
-        return Support(
-            "approximate",
-            "toxiproxy delivers the bytes it held when the stall ends (inline drops them)",
-        )
     return None
 
 
@@ -96,9 +91,10 @@ TOXIPROXY: Final = EngineSupport(
         ),
         "do.corrupt": Support("rejected", "toxiproxy forwards bytes unchanged"),
         "do.stall": Support(
-            "approximate",
-            "toxiproxy's latency toxic holds the whole link: while the stalled response is "
-            "open, a response on another connection is held too (exact for one at a time)",
+            "exact",
+            "the recorder behind toxiproxy stops forwarding on that connection; toxiproxy's "
+            "latency toxic would hold every connection of the proxy, and removing it after the "
+            "client left blocks its API for seconds",
         ),
         "do.end_clean": Support(
             "rejected",

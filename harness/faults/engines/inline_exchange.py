@@ -9,7 +9,7 @@ described in :mod:`harness.faults.engines.inline`.
 
 Another engine can put this exchange behind its own proxy and carry out some actions there: the
 few methods under "engine hooks" (how a delay waits, how a cut is made, what a fired fault
-does, what happens before each write and before the body's end) are where the toxiproxy engine
+does, what happens before each write) are where the toxiproxy engine
 (:mod:`harness.faults.engines.toxiproxy`) takes over; the inline engine performs them itself.
 """
 
@@ -264,7 +264,6 @@ class ExchangeHandling:
                 else:
                     await asyncio.sleep(max(0.0, deadline - loop.time()))
                 await self._run(ex, shaper.on_timer())
-            await self._before_eof(ex)
             try:
                 await out.write_eof()
             except ConnectionError as exc:
@@ -339,8 +338,7 @@ class ExchangeHandling:
                     # The bytes are in the transport's buffer; a timer is due.
         except ConnectionError as exc:
             raise _ClientGone(exc) from exc
-        if not self._held(ex):
-            ex.shaper.forwarded()
+        ex.shaper.forwarded()
         if deadline is not None and asyncio.get_running_loop().time() >= deadline:
             await self._run(ex, ex.shaper.on_timer())
 
@@ -398,14 +396,6 @@ class ExchangeHandling:
 
     async def _before_write(self, ex: _Exchange, data: bytes | None) -> None:
         """Called before the headers (``data`` None) and each body write go downstream."""
-
-    def _held(self, ex: _Exchange) -> bool:
-        """Whether what is written now is held on its way to the client (by another engine's
-        proxy): then it does not count as forwarded, so an ``idle`` timer keeps running."""
-        return False
-
-    async def _before_eof(self, ex: _Exchange) -> None:
-        """Called when the upstream body has been forwarded, before the chunked terminator."""
 
     def _close_transport(self, ex: _Exchange) -> None:
         """FIN: close after the buffered bytes, without the chunked terminator."""

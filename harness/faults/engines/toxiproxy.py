@@ -7,10 +7,10 @@
 
 Toxiproxy (Shopify's TCP proxy, v2.12.0, one server per harness session,
 :mod:`~harness.faults.engines.toxiproxy_server`) is what the client talks to, so every fault
-reaches the client from a real TCP proxy: a FIN or RST from toxiproxy's socket, bytes held in
-its buffers, latency and slicing in its pipeline, a refused connection from its disabled
-listener. Its HTTP API is driven with aiohttp; toxiproxy-python was measured unfit (blocking
-``requests``, one server per process, no way to update a toxic; research/engines.md §1).
+reaches the client from a real TCP proxy: a FIN or RST from toxiproxy's socket, latency and
+slicing in its pipeline, a refused connection from its disabled listener. Its HTTP API is
+driven with aiohttp; toxiproxy-python was measured unfit (blocking ``requests``, one server per
+process, no way to update a toxic; research/engines.md §1).
 
 Why a recorder behind it. Toxiproxy sees bytes, not requests or events, and a toxic acts on
 every connection of a proxy. Behind it sits a :class:`_Recorder`: an
@@ -36,13 +36,13 @@ How each plan item is carried out (``catalog.TOXIPROXY`` declares the same):
   connections opened before with the wrong setting are closed at ``load`` while idle, so the
   client opens a new one. Before any response (``on_request``) the cut is at the connection's
   current offset: no response byte.
-* ``stall``: at the stall point, what was written is first seen delivered (the kernel's count of
-  bytes the client acknowledged on toxiproxy's socket, :mod:`~harness.faults.engines.tcp_diag`,
-  paired with the connection through toxiproxy's ``Accepted client`` log lines), then a
-  ``latency`` toxic of 10^9 ms holds everything after it, without loss (the ``timeout`` toxic
-  would discard it). ``stall: {for: D}``: the toxic is removed after D and the held bytes are
-  delivered (the inline engine drops them). ``on_request`` the recorder does not contact
-  upstream, as inline: there is nothing for toxiproxy to hold.
+* ``stall``: the recorder stops forwarding at the stall point, on that connection only, exactly
+  as the inline engine does (``for: D``: it resumes at the next event boundary; what came
+  meanwhile is dropped); the socket through toxiproxy stays open with nothing on it. Measured:
+  toxiproxy's own hold, a ``latency`` toxic of 10^9 ms (its ``timeout`` toxic discards), holds
+  every connection of the proxy, so a client could not recover on a new connection while the
+  stalled one is open; and removing it once the stalled client has gone blocks toxiproxy's API
+  about 5 s per chunk it held (its flush to the closed socket times out chunk by chunk).
 * ``delay``: ``latency`` toxics from ``load``: upstream-bound for ``on_request`` (the request
   reaches upstream late), downstream for ``on_response_headers`` (every downstream chunk is D
   late, so the whole response shifts by D).
@@ -53,17 +53,18 @@ How each plan item is carried out (``catalog.TOXIPROXY`` declares the same):
 * ``status``, ``corrupt``, ``end_clean`` (a clean early end of a chunked body needs the
   terminator), and matching on method/path/rpc/occurrence are rejected (catalog).
 
-Per proxy, not per connection. Toxics act on every connection of the link, so while a stall
-holds one response it holds every response on the link, and drip/split/delay toxics pace them
-all. Cuts are exact per connection: every write on the link waits while one is made, and
-connections further along than the cut point are first seen delivered, so the patched limit
-closes only the connection at hand.
+Per proxy, not per connection. Toxics act on every connection of the link, so drip, split and
+delay toxics pace every response on it. Cuts are exact per connection: every write on the link
+waits while one is made, and a connection further along than the cut point is first seen
+delivered (the kernel's count of bytes the client acknowledged on toxiproxy's socket,
+:mod:`~harness.faults.engines.tcp_diag`, paired with the connection through toxiproxy's
+``Accepted client`` log lines), so the lowered limit closes only the connection at hand.
 
 Records (``events``) mean what they mean inline (:mod:`harness.faults.records`): they come from
-the recorder, and an event is recorded only once it has passed the point where toxiproxy acts:
-events written while a stall holds the link are recorded when the stall is lifted (never, if the
-client leaves first). The ``end`` of a cut says ``by: proxy`` and how the connection really
-ended (``fin`` on a connection toxiproxy had not armed for a reset). A refused link has no
+the recorder, and since a cut lets through exactly the bytes written before it, an event is
+recorded only if the client got it. The ``end`` of a cut says ``by: proxy`` and how the
+connection really ended (``fin`` on a connection toxiproxy had not armed for a reset; the
+``fault`` record gives the cut's byte offset on the connection). A refused link has no
 connection to record: a ``fault`` record (connection -1) says it was refused. Times are when
 the recorder wrote; latency toxics deliver later.
 
@@ -100,7 +101,7 @@ from harness.faults.engines.toxiproxy_server import (
     find_binary,
 )
 from harness.faults.plan import Fault
-from harness.faults.records import EndHow, FaultRef, LinkEvent, LinkEventKind
+from harness.faults.records import EndHow, FaultRef, LinkEvent
 from harness.faults.shaper import Fired
 
 __all__ = ["ToxiproxyEngine", "ToxiproxyError", "ToxiproxyLink"]
@@ -108,15 +109,12 @@ __all__ = ["ToxiproxyEngine", "ToxiproxyError", "ToxiproxyLink"]
 _log = logging.getLogger(__name__)
 
 _NO_LIMIT: Final = 1 << 62
-_HOLD_MS: Final = 1_000_000_000
-"""A latency that holds bytes for good (11.6 days)."""
 _WHOLE: Final = 1 << 30
 """A slicer ``average_size`` no chunk reaches: it never slices, only waits."""
 _CUT: Final = "streamproof-cut"
 _ARM: Final = "streamproof-arm-reset"
 _DELAY_UP: Final = "streamproof-delay-request"
 _DELAY_DOWN: Final = "streamproof-delay-response"
-_STALL: Final = "streamproof-stall"
 _DRIP: Final = "streamproof-drip"
 _SPLIT: Final = "streamproof-split"
 _DRAIN_TIMEOUT: Final = 5.0
@@ -244,7 +242,7 @@ class _Recorder(InlineProxy):
     actions are carried out by :class:`ToxiproxyLink` through toxiproxy."""
 
     __test__ = False
-    _delegated = frozenset({"stall", "drip", "split"})
+    _delegated = frozenset({"drip", "split"})
 
     def __init__(
         self, link: str, upstream: str, *, time_scale: TimeScale, owner: ToxiproxyLink
@@ -268,22 +266,6 @@ class _Recorder(InlineProxy):
         if isinstance(transport, _Wire):
             self.wires.pop(transport.connection, None)
             transport.closed.set()
-            self._owner.wire_closed(transport)
-
-    def _end(
-        self,
-        ex: _Exchange,
-        how: EndHow,
-        by: Literal["client", "upstream", "proxy"],
-        detail: str,
-        *,
-        status: int | None = None,
-        fault: FaultRef | None = None,
-    ) -> None:
-        held = self._owner.held_events(ex)
-        if held and not ex.ended:
-            detail = _join(detail, f"{held} events written were held by toxiproxy, not delivered")
-        super()._end(ex, how, by, detail, status=status, fault=fault)
 
     def busy(self, wire: _Wire) -> bool:
         return any(ex.transport is wire for ex in self._active)
@@ -301,43 +283,6 @@ class _Recorder(InlineProxy):
 
     async def _before_write(self, ex: _Exchange, data: bytes | None) -> None:
         await self._owner.before_write(data)
-
-    async def _before_eof(self, ex: _Exchange) -> None:
-        await self._owner.before_eof()
-
-    def _held(self, ex: _Exchange) -> bool:
-        return self._owner.stalled
-
-    def _record(
-        self,
-        ex: _Exchange,
-        kind: LinkEventKind,
-        detail: str = "",
-        *,
-        status: int | None = None,
-        event_index: int | None = None,
-        fault: FaultRef | None = None,
-        how: EndHow | None = None,
-        by: Literal["client", "upstream", "proxy"] | None = None,
-    ) -> None:
-        if kind in ("event", "comment") and self._owner.stalled:
-            self._owner.hold_record(ex, kind, detail, event_index)
-            return
-        super()._record(
-            ex,
-            kind,
-            detail,
-            status=status,
-            event_index=event_index,
-            fault=fault,
-            how=how,
-            by=by,
-        )
-
-    def record_released(
-        self, ex: _Exchange, kind: LinkEventKind, detail: str, event_index: int | None
-    ) -> None:
-        super()._record(ex, kind, detail, event_index=event_index)
 
     def record_fault(self, ex: _Exchange, index: int, fault: Fault, note: str) -> None:
         self._record_fault(ex, index, fault, note)
@@ -389,11 +334,6 @@ class ToxiproxyLink:
         self._ops = asyncio.Lock()
         self._open = asyncio.Event()
         self._open.set()
-        self.stalled = False
-        self._stalled_wires: set[_Wire] = set()
-        """Connections whose response a stall holds; the hold ends when the last one closes."""
-        self._lifted = asyncio.Event()
-        self._held_records: dict[_Exchange, list[tuple[LinkEventKind, str, int | None]]] = {}
         self._split: tuple[int, float] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._epoch: float | None = None
@@ -451,7 +391,6 @@ class ToxiproxyLink:
             with contextlib.suppress(ToxiproxyError, RuntimeError):  # RuntimeError: engine closed
                 await self._engine.api.call("DELETE", f"/proxies/{self.proxy}")
         self._open.set()
-        self._lifted.set()
 
     @property
     def base_url(self) -> str:
@@ -474,7 +413,6 @@ class ToxiproxyLink:
         for task in list(self._tasks):
             task.cancel()
         self._recorder.load(faults)
-        self._held_records.clear()
         self._split = None
         self._want_enabled = not any(f.action == "refuse" for f in faults)
         self._want_static = _static_toxics(faults, self._scale)
@@ -486,14 +424,11 @@ class ToxiproxyLink:
         for method, path, body, applied in self._calls():
             api.call_blocking(method, path, body)
             applied()
-        self.stalled = False
-        self._stalled_wires.clear()
-        self._lifted.set()
         self._close_mismatched_idle(faults)
 
     def _calls(self) -> list[_Call]:
         """What to change on the proxy for the wanted plan: remove what a scenario left
-        (stall, drip, split, a limit not put back), set the plan's static toxics, enable or
+        (drip, split, a limit not put back), set the plan's static toxics, enable or
         disable the proxy."""
         calls: list[_Call] = []
         base = f"/proxies/{self.proxy}"
@@ -697,8 +632,6 @@ class ToxiproxyLink:
     async def _cut_now(
         self, ex: _Exchange, wire: _Wire, ended: EndHow, detail: str, fault: FaultRef
     ) -> None:
-        if self.stalled:
-            await self._lift()  # the bytes it held go out first: toxiproxy never drops them
         # A connection further along than this cut would be closed by the lowered limit if it
         # still had bytes on their way through toxiproxy.
         others = (w for w in self._recorder.wires.values() if w is not wire)
@@ -721,16 +654,6 @@ class ToxiproxyLink:
         wire = ex.transport
         if fault.action in ("fin", "rst") and isinstance(wire, _Wire):
             note = _join(note, f"toxiproxy cuts at byte {wire.written} of the connection")
-        elif fault.action == "stall":
-            if isinstance(wire, _Wire):
-                self._stalled_wires.add(wire)
-            drained = await self._exclusive(self._hold())
-            note = _join(note, "toxiproxy holds the bytes from here (latency toxic)")
-            if not drained:
-                note = _join(note, "delivery of the bytes before it was not confirmed")
-            assert fault.do.stall is not None
-            if fault.do.stall.for_ is not None:
-                self._spawn(self._lift_after(self._scale(fault.do.stall.for_)))
         elif fault.action == "drip":
             assert fault.do.drip is not None
             micros = round(self._scale(fault.do.drip) * 1e6)
@@ -743,15 +666,8 @@ class ToxiproxyLink:
             note = _join(note, "toxiproxy slices the chunks from the next one (slicer toxic)")
         self._recorder.record_fault(ex, op.index, fault, note)
 
-    async def _hold(self) -> bool:
-        drained = await self._drained(self._recorder.wires.values())
-        await self._ensure(_STALL, _Toxic("latency", "downstream", {"latency": _HOLD_MS}))
-        if not self.stalled:
-            self.stalled = True
-            self._lifted = asyncio.Event()
-        return drained
-
     async def _ensure(self, name: str, toxic: _Toxic) -> None:
+        """The proxy has toxic ``name`` as ``toxic`` (added, or replaced)."""
         base = f"/proxies/{self.proxy}/toxics"
         present = self._toxics.get(name)
         if present == toxic:
@@ -761,43 +677,6 @@ class ToxiproxyLink:
             self._toxics.pop(name, None)
         await self._engine.api.call("POST", base, toxic.body(name))
         self._toxics[name] = toxic
-
-    async def _lift_after(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
-        await self._exclusive(self._lift())
-
-    async def _lift(self) -> None:
-        """End a stall: toxiproxy delivers what it held; record those events now."""
-        if _STALL in self._toxics:
-            await self._engine.api.call("DELETE", f"/proxies/{self.proxy}/toxics/{_STALL}")
-            self._toxics.pop(_STALL, None)
-        self.stalled = False
-        self._stalled_wires.clear()
-        held, self._held_records = self._held_records, {}
-        for ex, records in held.items():
-            if ex.ended:
-                continue
-            for kind, detail, event_index in records:
-                self._recorder.record_released(ex, kind, detail, event_index)
-        self._lifted.set()
-
-    def wire_closed(self, wire: _Wire) -> None:
-        """A connection closed: when it was the last one a stall held a response of, the hold
-        ends (what toxiproxy held for it is gone with it; the link's other connections go on),
-        as a proxy that stalls one stream does not stall the client's next connection."""
-        if wire in self._stalled_wires:
-            self._stalled_wires.discard(wire)
-            if not self._stalled_wires and self.stalled:
-                self._spawn(self._exclusive(self._lift()))
-
-    def held_events(self, ex: _Exchange) -> int:
-        return sum(1 for kind, _, _ in self._held_records.get(ex, ()) if kind == "event")
-
-    def hold_record(
-        self, ex: _Exchange, kind: LinkEventKind, detail: str, event_index: int | None
-    ) -> None:
-        """An event or comment written while a stall holds the link: recorded at the lift."""
-        self._held_records.setdefault(ex, []).append((kind, detail, event_index))
 
     async def before_write(self, data: bytes | None) -> None:
         if not self._open.is_set():
@@ -816,19 +695,6 @@ class ToxiproxyLink:
                 },
             )
             await self._exclusive(self._ensure(_SPLIT, slicer))
-
-    async def before_eof(self) -> None:
-        """The upstream body is over; while a stall holds the link the response is not (it
-        ends when the stall is lifted, or when the client leaves)."""
-        while self.stalled:
-            await self._lifted.wait()
-        if not self._open.is_set():
-            await self._open.wait()
-
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._finished)
 
 
 def _join(note: str, more: str) -> str:
