@@ -383,6 +383,29 @@ async def test_a_cut_after_event_n_lands_there_on_the_second_response_of_a_conne
 
 
 @on_module_loop
+async def test_a_cut_on_one_connection_leaves_the_others_on_the_link_alone(
+    link: ToxiproxyLink,
+) -> None:
+    """toxiproxy's limit is one number for every connection of the proxy: lowering it for one
+    cut must not close a connection already further along (here, a keep-alive one with a
+    response behind it) nor one that ends before its own cut."""
+    plan(link, {"when": {"after_event": 3}, "do": "fin"})
+    async with Client("aiohttp", 2.0) as a, Client("httpx", 2.0) as b, Client("httpx", 2.0) as c:
+        warm = await b.fetch(link.base_url, Request("/sse?n=2"))
+        assert warm.error is None
+        slow = asyncio.ensure_future(b.fetch(link.base_url, Request("/sse?n=8&gap=0.08")))
+        short = asyncio.ensure_future(c.fetch(link.base_url, Request("/sse?n=2&gap=0.08")))
+        fast = await a.fetch(link.base_url, Request("/sse?n=8&gap=0.002"))
+        behind, done = await slow, await short
+    assert fast.ns == [1, 2, 3] and isinstance(fast.error, aiohttp.ClientPayloadError)
+    assert behind.ns == [1, 2, 3] and behind.error is not None
+    assert done.error is None and done.ns == [1, 2]
+    await link.wait_quiet(5)
+    ends = sorted((e.how, e.by) for e in link.events if e.kind == "end")
+    assert ends == [("clean", "upstream")] * 2 + [("fin", "proxy")] * 2
+
+
+@on_module_loop
 async def test_a_reset_plan_closes_idle_connections_toxiproxy_did_not_arm(
     link: ToxiproxyLink,
 ) -> None:
@@ -420,6 +443,26 @@ async def test_a_stall_holds_only_its_own_connection(link: ToxiproxyLink) -> Non
     await link.wait_quiet(5)
     stalled_events = [e for e in link.events if e.kind == "event" and e.request == 0]
     assert [e.event_index for e in stalled_events] == seen.ns
+
+
+@on_module_loop
+async def test_plan_durations_are_scaled_as_on_the_inline_engine(
+    engine: ToxiproxyEngine, upstream: Upstream
+) -> None:
+    """At time scale 0.1 a 3 s delay (a latency toxic) is 0.3 s and a cut after 2 s (the
+    recorder's timer) comes at 0.2 s."""
+    scaled = engine.link("browser", upstream.url, time_scale=0.1)
+    base = await scaled.start()
+    try:
+        plan(scaled, {"do": {"delay": "3s"}}, {"when": {"after": "2s"}, "do": "fin"})
+        async with Client("aiohttp", 5.0) as http:
+            seen = await http.fetch(base, Request("/sse?n=100&gap=0.02"))
+    finally:
+        await scaled.close()
+    assert seen.first_byte is not None and 0.28 <= seen.first_byte < 1.5
+    assert isinstance(seen.error, aiohttp.ClientPayloadError)
+    assert 0.45 <= seen.elapsed < 2.5  # 0.3 s late, then cut 0.2 s into the response
+    assert 3 <= len(seen.ns) < 100
 
 
 @on_module_loop
