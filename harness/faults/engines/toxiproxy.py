@@ -410,8 +410,6 @@ class ToxiproxyLink:
         problems = engine_support("toxiproxy").rejections(faults, f"links.{self.link}")
         if problems:
             raise ValueError("; ".join(problems))
-        for task in list(self._tasks):
-            task.cancel()
         self._recorder.load(faults)
         self._split = None
         self._want_enabled = not any(f.action == "refuse" for f in faults)
