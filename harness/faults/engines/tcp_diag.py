@@ -1,9 +1,10 @@
 """How many bytes a TCP socket of another process has delivered: Linux's sock_diag, read-only.
 
 The toxiproxy engine needs to know when the bytes it handed to toxiproxy have actually reached
-the client (before it holds a stream at an exact event boundary, for instance). Toxiproxy does
-not say; the kernel does: ``tcpi_bytes_acked`` of toxiproxy's client-facing socket is the count
-of bytes the client's TCP stack has acknowledged. On loopback that is what reached the client.
+the client (before it lowers the byte limit all of a proxy's connections share, to cut one of
+them). Toxiproxy does not say; the kernel does: ``tcpi_bytes_acked`` of toxiproxy's
+client-facing socket is the count of bytes the client's TCP stack has acknowledged. On loopback
+that is what reached the client.
 
 One exact lookup per call (an ``inet_diag`` request for one 4-tuple over a netlink socket,
 about 20 µs). Nothing here changes any socket. Elsewhere than Linux, or where netlink is not
