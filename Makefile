@@ -1,15 +1,20 @@
 # Two commands do everything (each installs into .venv on first use):
 #   make run    the conformance suite against the bundled references (streamproof run)
 #   make test   the harness's own tests, ruff and mypy
-.PHONY: run test lint type bench clean
+.PHONY: run test lint type bench clean tools
 
-.venv/.installed: pyproject.toml setup.py scripts/bootstrap
+.venv/.installed: pyproject.toml setup.py scripts/bootstrap scripts/build-toxiproxy
 	scripts/bootstrap
 
-run: .venv/.installed
+# toxiproxy-server for the toxiproxy engine: rebuilt only when missing or not the pinned version
+# (a machine without Go gets a message and the engine stays unavailable).
+tools:
+	@scripts/build-toxiproxy
+
+run: .venv/.installed tools
 	.venv/bin/streamproof run $(ARGS)
 
-test: .venv/.installed lint type
+test: .venv/.installed tools lint type
 	.venv/bin/python -m pytest $(ARGS)
 
 lint: .venv/.installed

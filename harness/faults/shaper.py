@@ -41,11 +41,16 @@ Modes that fire mid-stream:
   ``bom`` act on the next whole event (if they fire mid-event, on the one after); on a body
   that is not an event stream they have nothing to act on and are recorded as not applied.
   ``cr_only`` rewrites every byte from then on.
+
+Delegated actions: an engine that carries out some actions on the wire itself (toxiproxy holds
+a stalled stream and slices a dripped one in its own process) names them in ``delegated``. The
+shaper still decides *when* they fire and yields their :class:`Fired` at exactly that point of
+the byte stream, but leaves the bytes alone: it neither swallows, paces nor splits them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -106,7 +111,10 @@ class Shaper:
         sse: bool,
         scale: TimeScale,
         clock: Callable[[], float],
+        delegated: Collection[str] = (),
     ) -> None:
+        self._delegated = frozenset(delegated)
+        """Action names the engine carries out itself: fired here, not applied to the bytes."""
         self._unfired: list[tuple[int, Fault, Trigger]] = [
             (i, f, f.trigger)
             for i, f in faults
@@ -423,6 +431,8 @@ class Shaper:
         if do.corrupt in ("drop_blank_line", "truncate_json", "bom") and not self.sse:
             note = "not applied: the body is not an event stream"
         yield Fired(index, fault, trigger, note)
+        if fault.action in self._delegated:
+            return
         if do.end_clean or do.fin or do.rst:
             how: Literal["clean", "fin", "rst"] = (
                 "clean" if do.end_clean else "fin" if do.fin else "rst"

@@ -286,3 +286,31 @@ def test_event_level_corruption_on_a_plain_body_is_recorded_as_not_applied() -> 
 def test_an_unfired_fault_is_reported() -> None:
     d = shaper_for({"when": {"after_event": 50}, "do": "rst"}).step(TEN, None)
     assert d.finished is None and d.shaper.unfired == [0]
+
+
+@pytest.mark.parametrize(
+    "do", ["stall", {"drip": "10ms"}, {"split": {"pieces": 3, "gap": "1ms"}}], ids=str
+)
+def test_a_delegated_action_fires_at_its_point_but_leaves_the_bytes_alone(do: Any) -> None:
+    """An engine that stalls, drips or splits on its own wire (toxiproxy) still learns from the
+    shaper exactly where the fault fires, and gets every byte unchanged and unpaced."""
+    clock = Clock()
+    plan = parse_plan([{"when": {"after_event": 2}, "do": do}])
+    shaper = Shaper(
+        list(enumerate(plan)),
+        sse=True,
+        scale=TimeScale(1),
+        clock=clock,
+        delegated={"stall", "drip", "split"},
+    )
+    d = Driver(shaper, clock)
+    fired_after: list[int] = []
+    ops = list(shaper.feed(TEN))
+    for k, op in enumerate(ops):
+        if isinstance(op, Fired):
+            fired_after.append(sum(len(w.data) for w in ops[:k] if isinstance(w, Write)))
+    d.run(ops)
+    d.run(shaper.eof())
+    assert d.body == TEN and d.clock.t == 0
+    assert fired_after == [len(event(1) + event(2))]
+    assert [r.event_index for r in d.records] == list(range(1, 11))

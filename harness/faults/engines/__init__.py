@@ -3,8 +3,9 @@
 Each engine makes links (:class:`~harness.faults.engines.link.FaultLink`) and declares what it
 can do with each plan item (:mod:`~harness.faults.engines.catalog`). ``inline`` (the default) is
 streamproof's own SSE-aware reverse proxy in :mod:`~harness.faults.engines.inline`; the others
-run a real proxy the field uses. :func:`open_engine` imports an engine only when it is asked
-for, so its dependencies load only then.
+run a real proxy the field uses: ``toxiproxy`` (:mod:`~harness.faults.engines.toxiproxy`).
+:func:`open_engine` imports an engine only when it is asked for, so its dependencies load only
+then.
 """
 
 from __future__ import annotations
@@ -38,7 +39,11 @@ def open_engine(name: str) -> Engine:
         from harness.faults.engines.mitmproxy import MitmproxyEngine
 
         return MitmproxyEngine()
-    raise EngineUnavailable(f"engine {name} is not part of this streamproof yet")
+    if name == "toxiproxy":
+        from harness.faults.engines.toxiproxy import ToxiproxyEngine
+
+        return ToxiproxyEngine()
+    raise EngineUnavailable(f"engine {name} has no implementation in this streamproof")
 
 
 def _require_mitmproxy() -> None:

@@ -50,61 +50,63 @@ _PER_CONNECTION = (
     "toxiproxy applies a toxic to every connection of a proxy and cannot tell one HTTP request "
     "from another"
 )
-_CUTS: Final = frozenset({"fin", "rst", "stall"})
 
 
-def _toxiproxy_cuts_only(fault: Fault) -> Support | None:
-    """After an event or a byte count, toxiproxy can only stop the stream there (limit_data,
-    latency): it cannot reshape what follows."""
-    if fault.trigger.kind in ("after_event", "after_bytes") and fault.action not in _CUTS:
+def _toxiproxy_combinations(fault: Fault) -> Support | None:
+    """Where an action's effect depends on its trigger on toxiproxy."""
+    if fault.do.delay is not None and fault.trigger.kind == "on_response_headers":
         return Support(
-            "rejected",
-            f"at a byte offset toxiproxy can only cut or hold the stream (fin, rst, stall), "
-            f"not {fault.action}",
+            "approximate",
+            "a latency toxic holds every downstream chunk that long, so the whole response "
+            "shifts (inline sends what arrived meanwhile in one burst)",
         )
     return None
 
 
+# Measured through the engine conformance suite (harness/tests/faults/engines): the recorder
+# behind toxiproxy places every trigger exactly (engines.md §4 expected after_event, after and
+# idle to be approximate or impossible with toxiproxy alone).
 TOXIPROXY: Final = EngineSupport(
     engine="toxiproxy",
-    summary="Shopify's TCP proxy (v2.12.0), driven over its HTTP API",
-    combinations=(_toxiproxy_cuts_only,),
+    summary="Shopify's TCP proxy (v2.12.0), driven over its HTTP API; streamproof's recorder "
+    "behind it decides where each fault lands and toxiproxy carries it out; a toxic acts on "
+    "every connection of the link",
+    combinations=(_toxiproxy_combinations,),
     items={
         **{f"when.{key}": Support("rejected", _PER_CONNECTION) for key in ("method", "path")},
         "when.rpc": Support("rejected", _PER_CONNECTION),
         "when.occurrence": Support("rejected", _PER_CONNECTION),
-        "when.on_request": Support(
-            "approximate", "acts on the connection as the request goes upstream"
-        ),
-        "when.on_response_headers": Support(
-            "approximate", "acts once the response's first bytes passed (its header length)"
-        ),
-        "when.after_event": Support(
-            "approximate",
-            "the cut is placed at this connection's wire offset of the event's end (headers "
-            "and chunk framing counted)",
-        ),
-        "when.after_bytes": Support(
-            "approximate", "counts the connection's wire bytes, headers and chunk framing included"
-        ),
-        "when.after": Support(
-            "approximate",
-            "the harness adds the toxic at that time; toxiproxy applies it at the next chunk "
-            "from upstream",
-        ),
-        "when.idle": Support(
-            "rejected", "toxiproxy cannot see idleness (its timeout toxic discards data)"
-        ),
+        "when.on_request": EXACT,
+        "when.on_response_headers": EXACT,
+        "when.after_event": EXACT,
+        "when.after_bytes": EXACT,
+        "when.after": EXACT,
+        "when.idle": EXACT,
         "do.status": Support("rejected", "a TCP proxy cannot answer an HTTP status"),
         "do.delay": EXACT,
-        "do.drip": Support("approximate", "a delay per TCP chunk (slicer), not per SSE event"),
-        "do.split": Support("approximate", "slices wire bytes (slicer), not the event's text"),
+        "do.drip": Support(
+            "approximate",
+            "toxiproxy's slicer waits after each chunk it forwards, not before each event: "
+            "events that reach it together go out together, and every response on the link is "
+            "paced from then on",
+        ),
+        "do.split": Support(
+            "approximate",
+            "toxiproxy's slicer halves each chunk until a slice is at most a pieces-th of the "
+            "first body chunk (pieces rounded up to a power of two), with the gap after each "
+            "slice; every response on the link from then on",
+        ),
         "do.corrupt": Support("rejected", "toxiproxy forwards bytes unchanged"),
-        "do.stall": EXACT,
+        "do.stall": Support(
+            "exact",
+            "the recorder behind toxiproxy stops forwarding on that connection; toxiproxy's "
+            "latency toxic would hold every connection of the proxy, and removing it after the "
+            "client left blocks its API for seconds",
+        ),
         "do.end_clean": Support(
             "rejected",
             "a clean early end of a chunked body needs its terminator, which a TCP proxy "
-            "cannot write",
+            "cannot write: it can only cut or hold the stream",
         ),
         "do.fin": EXACT,
         "do.rst": EXACT,

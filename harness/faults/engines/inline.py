@@ -81,6 +81,7 @@ class _TrackedProtocol(asyncio.Protocol):
         self._transport: asyncio.BaseTransport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        transport = self._proxy._wrap_transport(transport)
         self._transport = transport
         self._proxy._connected(transport)
         self._inner.connection_made(transport)
@@ -275,6 +276,11 @@ class InlineProxy(ExchangeHandling):
         return True
 
     # --- connections ---------------------------------------------------------------------------
+
+    def _wrap_transport(self, transport: asyncio.BaseTransport) -> asyncio.BaseTransport:
+        """The transport the proxy and aiohttp use for a new connection: this one, inline; the
+        toxiproxy engine wraps it to count the bytes written."""
+        return transport
 
     def _connected(self, transport: asyncio.BaseTransport) -> None:
         conn = self._next_connection

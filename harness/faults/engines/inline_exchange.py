@@ -6,6 +6,11 @@ the upstream request and the copied headers, the body loop that feeds the sans-I
 :class:`~harness.faults.shaper.Shaper` and performs its operations (write, sleep, record, end),
 the FIN and RST endings, and the records of it all. How each ending looks to a client is
 described in :mod:`harness.faults.engines.inline`.
+
+Another engine can put this exchange behind its own proxy and carry out some actions there: the
+few methods under "engine hooks" (how a delay waits, how a cut is made, what a fired fault
+does, what happens before each write) are where the toxiproxy engine
+(:mod:`harness.faults.engines.toxiproxy`) takes over; the inline engine performs them itself.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import struct
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
 import aiohttp
 import yarl
@@ -94,6 +99,8 @@ class ExchangeHandling:
     _events: list[LinkEvent]
     _epoch: float
     _session: aiohttp.ClientSession | None
+    _delegated: frozenset[str] = frozenset()
+    """Actions another engine carries out on the wire (see :class:`Shaper`); none inline."""
 
     # --- records -------------------------------------------------------------------------------
 
@@ -177,7 +184,7 @@ class ExchangeHandling:
             self._record_fault(ex, index, fault)
             do, ref = fault.do, FaultRef(index=index, action=fault.action)
             if do.delay is not None:
-                await asyncio.sleep(self.time_scale(do.delay))
+                await self._delay(ex, self.time_scale(do.delay))
             elif do.stall is not None:
                 if do.stall.for_ is None:
                     await asyncio.get_running_loop().create_future()  # until the client leaves
@@ -185,14 +192,15 @@ class ExchangeHandling:
                     await asyncio.sleep(self.time_scale(do.stall.for_))
             elif do.status is not None:
                 return self._answer(ex, do.status, ref)
-            elif do.refuse or do.fin:
-                how: EndHow = "refused" if do.refuse else "fin"
-                self._end(ex, how, "proxy", "closed before any response", fault=ref)
+            elif do.refuse:
+                self._end(ex, "refused", "proxy", "closed before any response", fault=ref)
                 self._close_transport(ex)
                 return web.Response()
+            elif do.fin:
+                await self._cut(ex, "fin", "closed before any response", ref)
+                return web.Response()
             elif do.rst:
-                await self._reset(ex)
-                self._end(ex, "rst", "proxy", "reset before any response", fault=ref)
+                await self._cut(ex, "rst", "reset before any response", ref)
                 return web.Response()
 
         # Upstream.
@@ -216,11 +224,12 @@ class ExchangeHandling:
         for index, fault in selected:
             if fault.do.delay is not None and fault.trigger.kind == "on_response_headers":
                 self._record_fault(ex, index, fault)
-                await asyncio.sleep(self.time_scale(fault.do.delay))
+                await self._delay(ex, self.time_scale(fault.do.delay))
 
         out = web.StreamResponse(status=upstream.status, reason=upstream.reason)
         out.headers.extend(_filtered(upstream.headers, _NOT_COPIED))
         try:
+            await self._before_write(ex, None)
             await out.prepare(request)
         except ConnectionError as exc:
             self._client_left(ex, exc)
@@ -231,7 +240,9 @@ class ExchangeHandling:
         encoding = upstream.headers.get("Content-Encoding", "identity").strip().lower()
         sse = upstream.content_type == "text/event-stream" and encoding in ("", "identity")
         loop = asyncio.get_running_loop()
-        ex.shaper = shaper = Shaper(selected, sse=sse, scale=self.time_scale, clock=loop.time)
+        ex.shaper = shaper = Shaper(
+            selected, sse=sse, scale=self.time_scale, clock=loop.time, delegated=self._delegated
+        )
         try:
             await self._run(ex, shaper.start())
             while True:
@@ -286,7 +297,7 @@ class ExchangeHandling:
             elif isinstance(op, Sleep):
                 await self._pause(ex, op.seconds)
             elif isinstance(op, Fired):
-                self._record_fault(ex, op.index, op.fault, op.note)
+                await self._fired(ex, op)
             else:
                 await self._finish(ex, op)
                 raise _Done
@@ -313,6 +324,7 @@ class ExchangeHandling:
         assert ex.shaper is not None and ex.out is not None
         deadline = ex.shaper.next_deadline()
         try:
+            await self._before_write(ex, data)
             if deadline is None:
                 await ex.out.write(data)
             else:
@@ -357,12 +369,33 @@ class ExchangeHandling:
             except ConnectionError as exc:
                 raise _ClientGone(exc) from exc
             self._end(ex, "clean", "proxy", detail, fault=ref)
-        elif op.how == "fin":
-            self._end(ex, "fin", "proxy", detail, fault=ref)
+        else:
+            await self._cut(ex, op.how, detail, ref)
+
+    # --- engine hooks (the inline engine's own way; see the module docstring) -----------------
+
+    async def _delay(self, ex: _Exchange, seconds: float) -> None:
+        """A ``delay`` fault holds the request or the response this long."""
+        await asyncio.sleep(seconds)
+
+    async def _cut(
+        self, ex: _Exchange, how: Literal["fin", "rst"], detail: str, fault: FaultRef
+    ) -> None:
+        """End the client's connection now, after what was written, and record the end."""
+        if how == "fin":
+            self._end(ex, "fin", "proxy", detail, fault=fault)
             self._close_transport(ex)
         else:
             await self._reset(ex)
-            self._end(ex, "rst", "proxy", detail, fault=ref)
+            self._end(ex, "rst", "proxy", detail, fault=fault)
+
+    async def _fired(self, ex: _Exchange, op: Fired) -> None:
+        """A fault fired mid-response (the shaper has applied it to the bytes, unless its
+        action is delegated)."""
+        self._record_fault(ex, op.index, op.fault, op.note)
+
+    async def _before_write(self, ex: _Exchange, data: bytes | None) -> None:
+        """Called before the headers (``data`` None) and each body write go downstream."""
 
     def _close_transport(self, ex: _Exchange) -> None:
         """FIN: close after the buffered bytes, without the chunked terminator."""
