@@ -29,10 +29,17 @@ class Interrupts:
     def __init__(self) -> None:
         self.received: list[int] = []
         self._previous: dict[signal.Signals, _Handler] = {}
+        self._holding = False
 
     def _interrupt(self, signum: int, frame: FrameType | None) -> None:
         self.received.append(signum)
-        raise KeyboardInterrupt(f"interrupted by {signal.Signals(signum).name}")
+        if not self._holding:
+            raise KeyboardInterrupt(f"interrupted by {signal.Signals(signum).name}")
+
+    def hold(self) -> None:
+        """From now on a signal is remembered but interrupts nothing: for a short, bounded
+        cleanup that a second Ctrl-C must not cut short (a port and a link still to free)."""
+        self._holding = True
 
     def install(self, *, only_defaults: bool = False) -> None:
         """Take over the signals (in the main thread only; elsewhere nothing changes). With
