@@ -31,7 +31,14 @@ from harness.faults.plan import Fault
 from harness.faults.records import LinkEvent
 from harness.faults.shorthand import format_fault
 
-__all__ = ["PROGRESS_EVERY", "SHOWN_FIRST", "SLOW_GAP", "LiveLog", "summary_line"]
+__all__ = [
+    "LATE_FIRST_BYTE",
+    "PROGRESS_EVERY",
+    "SHOWN_FIRST",
+    "SLOW_GAP",
+    "LiveLog",
+    "summary_line",
+]
 
 SHOWN_FIRST: Final = 3
 """Stream items (events and comments) of each response shown one per line."""
@@ -39,6 +46,9 @@ SLOW_GAP: Final = 0.5
 """Seconds after the previous item on its response from which an item gets its own line."""
 PROGRESS_EVERY: Final = 2.0
 """Seconds between two lines of one run of collapsed items."""
+LATE_FIRST_BYTE: Final = 0.1
+"""Seconds after the response headers from which the first byte gets a line of its own (a
+``delay`` on the response headers); sooner, the ``response`` line stands for both."""
 
 
 @dataclass
@@ -140,7 +150,7 @@ class LiveLog:
         elif record.kind == "first_byte":
             if state.headers_t is None:
                 lines.append(_line(record, "response", f"{record.status} from the proxy"))
-            elif record.t - state.headers_t >= 0.001:
+            elif record.t - state.headers_t >= LATE_FIRST_BYTE:
                 late = _seconds(record.t - state.headers_t)
                 lines.append(_line(record, "1st byte", f"{late} after the response headers"))
         elif record.kind == "fault":
