@@ -136,23 +136,36 @@ class _OutputClosed(Exception):
 
 
 class _Terminal:
-    """stdout for the live lines, stderr for problems; a closed stdout stops the proxy."""
+    """stdout for the live lines, stderr for warnings, written in the order they were queued;
+    what a signal kept from being written is still queued for the end. A closed stdout stops
+    the proxy."""
 
     def __init__(self) -> None:
         self.closed = False
+        self._queue: list[tuple[bool, str]] = []
 
     def out(self, lines: list[str]) -> None:
-        if not lines or self.closed:
-            return
-        try:
-            sys.stdout.write("".join(line + "\n" for line in lines))
-            sys.stdout.flush()
-        except BrokenPipeError:
-            self.closed = True
-            raise _OutputClosed from None
+        self._queue += [(False, line) for line in lines]
+        self.flush()
 
     def err(self, line: str) -> None:
-        print(f"{PROG}: {line}", file=sys.stderr, flush=True)
+        self._queue.append((True, f"{PROG}: {line}"))
+        self.flush()
+
+    def flush(self) -> None:
+        while self._queue:
+            to_err, line = self._queue[0]
+            if to_err:
+                print(line, file=sys.stderr, flush=True)
+            elif not self.closed:
+                try:
+                    sys.stdout.write(line + "\n")
+                    sys.stdout.flush()
+                except BrokenPipeError:
+                    self.closed = True
+                    self._queue.pop(0)
+                    raise _OutputClosed from None
+            self._queue.pop(0)
 
 
 async def _look_at_card(upstream: str, proxy: str) -> str | None:
@@ -181,10 +194,13 @@ async def _look_at_card(upstream: str, proxy: str) -> str | None:
 class _Proxy:
     """The link on its background loop, and the lines it has printed so far."""
 
-    def __init__(self, setup: Setup, engine: Engine, terminal: _Terminal) -> None:
+    def __init__(
+        self, setup: Setup, engine: Engine, terminal: _Terminal, interrupts: Interrupts
+    ) -> None:
         self.setup = setup
         self.engine = engine
         self.terminal = terminal
+        self.interrupts = interrupts
         self.loop = BackgroundLoop("streamproof-proxy")
         self.link: FaultLink | None = None
         self.t0 = time.monotonic()
@@ -226,17 +242,22 @@ class _Proxy:
         return new
 
     def show_new(self) -> None:
-        new = self._read()
-        lines = self.live.feed(new) + self.live.tick(time.monotonic() - self.t0)
-        self.terminal.out(lines)
-        for record in new:
-            if record.kind == "end" and record.how == "upstream_error" and not self.upstream_failed:
-                self.upstream_failed = True
-                self.terminal.err(
-                    f"the upstream {self.setup.upstream} failed a request ({record.detail}); "
-                    "the proxy closed the client's connection, as it does for every such failure "
-                    "(the next ones show only as 'end upstream_error' lines)"
-                )
+        """Read the new records and print them; a signal meanwhile waits until they are
+        queued, so no record is read and then lost."""
+        with self.interrupts.deferred():
+            new = self._read()
+            lines = self.live.feed(new) + self.live.tick(time.monotonic() - self.t0)
+            self.terminal.out(lines)
+            for record in new:
+                if record.kind == "end" and record.how == "upstream_error":
+                    if not self.upstream_failed:
+                        self.upstream_failed = True
+                        self.terminal.err(
+                            f"the upstream {self.setup.upstream} failed a request "
+                            f"({record.detail}); the proxy closed the client's connection, as "
+                            "it does for every such failure (the next ones show only as 'end "
+                            "upstream_error' lines)"
+                        )
 
     def watch(self, deadline: float | None) -> None:
         """Print records until ``deadline`` (``time.monotonic()``), or forever."""
@@ -267,7 +288,8 @@ class _Proxy:
         return problems
 
     def finish_lines(self) -> None:
-        """The records left after closing, and the runs still counted."""
+        """What a signal kept from being written, the records left after closing, and the runs
+        still counted."""
         try:
             new = self._read()
         except Exception:
@@ -304,7 +326,7 @@ def run(args: argparse.Namespace) -> int:
     why = "stopped"
     try:
         try:
-            proxy = _Proxy(setup, engine, terminal)
+            proxy = _Proxy(setup, engine, terminal, interrupts)
             try:
                 base_url = proxy.start()
             except OSError as exc:

@@ -61,3 +61,20 @@ def test_held_signals_are_remembered_without_interrupting() -> None:
         interrupts.restore()
     assert interrupts.received == [signal.SIGINT, signal.SIGTERM]
     assert interrupts.exit_status == 130
+
+
+def test_a_deferred_step_is_finished_before_the_signal_interrupts() -> None:
+    """Records read must be shown: a signal during that step interrupts right after it."""
+    interrupts = Interrupts()
+    interrupts.install()
+    finished = False
+    try:
+        with pytest.raises(KeyboardInterrupt, match="SIGTERM"):
+            with interrupts.deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)  # the handler has run by now, and raised nothing
+                finished = True
+    finally:
+        interrupts.restore()
+    assert finished
+    assert interrupts.exit_status == 143

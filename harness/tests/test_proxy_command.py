@@ -103,13 +103,17 @@ class Running:
         with self.changed:
             self.changed.notify_all()
 
-    def wait_for(self, pattern: str | re.Pattern[str], timeout: float = START_S) -> re.Match[str]:
-        """The first stdout line matching ``pattern``; fails with the output if none comes."""
+    def wait_for(
+        self, pattern: str | re.Pattern[str], timeout: float = START_S, *, stderr: bool = False
+    ) -> re.Match[str]:
+        """The first stdout (or stderr) line matching ``pattern``; fails with the output if
+        none comes."""
         regex = re.compile(pattern)
         deadline = time.monotonic() + timeout
+        lines = self.err if stderr else self.out
         with self.changed:
             while True:
-                for line in self.out:
+                for line in lines:
                     match = regex.search(line)
                     if match is not None:
                         return match
@@ -241,7 +245,8 @@ def test_the_seeds_proxy_timeout_story_with_real_parts(
     listening = the_proxy.wait_for(LISTENING)
     assert listening[1] == f"http://127.0.0.1:{agent.proxy_port}"
     assert listening[2] == agent.url
-    assert the_proxy.out[1] == f"streamproof proxy: plan [0] {fault}"
+    the_proxy.wait_for(f"^streamproof proxy: plan \\[0\\] {fault}$")
+    assert the_proxy.out.index(listening[0]) == 0  # first, for a script to read
 
     result, client = client_result(listening[1], running)
     assert result["status"] == "completed", client.output()
@@ -352,10 +357,9 @@ def test_an_unreachable_upstream_is_said_plainly(running: list[Running]) -> None
         assert s.recv(1024) == b""  # the connection closes with no response
     line = the_proxy.wait_for(r"req 0\s+end\s+upstream_error: (.*)")[0]
     assert "upstream request failed: ClientConnectorError: Cannot connect to host" in line
+    the_proxy.wait_for(f"the upstream {dead} failed a request", stderr=True)
+    the_proxy.wait_for(f"warning: the upstream {dead} cannot be reached now", stderr=True)
     assert the_proxy.stop(signal.SIGTERM) == 143
-    err = "\n".join(the_proxy.err)
-    assert f"warning: the upstream {dead} cannot be reached now" in err
-    assert f"the upstream {dead} failed a request" in err
     assert "Traceback" not in the_proxy.output()
 
 
@@ -365,12 +369,9 @@ def test_a_card_that_bypasses_the_proxy_is_pointed_out(
     """The agent's card names the story's proxy port; a proxy elsewhere is bypassed."""
     the_proxy = start(running, proxy("--upstream", agent.url, "--fault", "rst", "--for", "30s"))
     url = the_proxy.wait_for(LISTENING)[1]
-    deadline = time.monotonic() + START_S
-    while not any("agent card" in line for line in the_proxy.err) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    err = "\n".join(the_proxy.err)
-    assert f"advertises http://127.0.0.1:{agent.proxy_port}/" in err, the_proxy.output()
-    assert f"make the server advertise {url}/" in err
+    warning = the_proxy.wait_for(r"warning: the upstream's agent card .*", stderr=True)[0]
+    assert f"advertises http://127.0.0.1:{agent.proxy_port}/" in warning
+    assert f"make the server advertise {url}/" in warning
     assert the_proxy.stop(signal.SIGINT) == 130
 
 
