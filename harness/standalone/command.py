@@ -10,7 +10,7 @@ interface, so no engine needs a hook for it.
 
 Stopping closes the link (responses in progress end ``fin by proxy``, the port is freed) and
 the engine, each within a bound, while further signals are only remembered; then the last
-records, the summary line and, with ``--write-scenario``, the scenario skeleton.
+records, with ``--write-scenario`` the scenario skeleton, and the summary line, last.
 
 Exit status: 0 after ``--for`` (or when stdout was closed), 2 for bad input (nothing listened),
 128 + the signal when stopped by one (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
