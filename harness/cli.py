@@ -1,8 +1,10 @@
-"""``streamproof``: run scenarios, validate them, list requirements, print the schema.
+"""``streamproof``: run scenarios, validate them, list requirements, print the schema, and
+run a fault proxy in front of a user's own stack (``streamproof proxy``).
 
-Exit codes: 0 every enforced requirement holds; 1 one failed; 2 bad input (a malformed
-scenario or target file, an unknown option, nothing to run); 3 the target could not be started
-or reached; 128 + the signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+Exit codes: 0 every enforced requirement holds (``proxy``: it ran its ``--for``); 1 one failed;
+2 bad input (a malformed scenario, target or plan file, an unknown option, nothing to run, a
+``proxy`` that cannot listen where it is told); 3 the target could not be started or reached;
+128 + the signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 """
 
 from __future__ import annotations
@@ -116,6 +118,50 @@ def _parser() -> argparse.ArgumentParser:
         "engines", help="print what each fault engine does with each plan item (Markdown)"
     )
 
+    proxy = sub.add_parser(
+        "proxy",
+        help="a fault proxy in front of your own server or gateway, printing what it sees",
+        description="Forward to --upstream through a fault link on loopback, print every "
+        "connection, request, event and fault as it happens, and stop on Ctrl-C (or after "
+        "--for). Point your client at the URL it prints first.",
+    )
+    proxy.add_argument("--upstream", required=True, metavar="URL", help="where to forward")
+    proxy.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        default="127.0.0.1:0",
+        help="loopback only: 127.0.0.1, ::1 or localhost; port 0 (default): any free port",
+    )
+    proxy.add_argument(
+        "--engine", choices=ENGINES, default="inline", help="the fault engine (default inline)"
+    )
+    plan = proxy.add_mutually_exclusive_group(required=True)
+    plan.add_argument(
+        "--plan", metavar="FILE", help="a YAML list of faults, as under links.<name> in a scenario"
+    )
+    plan.add_argument(
+        "--fault",
+        metavar="TEXT",
+        action="append",
+        help="one fault in words, repeatable, in plan order: 'after 40s: stall', "
+        "'rpc message/stream after_event 3: rst', 'on_request: status 502'",
+    )
+    proxy.add_argument(
+        "--time-scale",
+        metavar="F",
+        type=float,
+        default=1.0,
+        help="multiply the plan's durations (default 1: real time)",
+    )
+    proxy.add_argument(
+        "--write-scenario",
+        metavar="FILE",
+        help="when it stops, write what it saw as a scenario skeleton to finish",
+    )
+    proxy.add_argument(
+        "--for", dest="run_for", metavar="DURATION", help="stop by itself after this long (40s)"
+    )
+
     lst = sub.add_parser("list", help="print the requirement registry")
     lst.add_argument("--json", action="store_true")
     lst.add_argument("--markdown", action="store_true", help="the README's requirements table")
@@ -153,6 +199,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_OK
     if args.command == "list":
         return _list(as_json=args.json, markdown=args.markdown)
+    if args.command == "proxy":
+        from harness.standalone.command import run as run_proxy
+
+        return run_proxy(args)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse enforces the choices
 
 

@@ -9,9 +9,10 @@ remembers which one came, so the exit status can say so (128 + the signal).
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -29,10 +30,35 @@ class Interrupts:
     def __init__(self) -> None:
         self.received: list[int] = []
         self._previous: dict[signal.Signals, _Handler] = {}
+        self._holding = False
 
     def _interrupt(self, signum: int, frame: FrameType | None) -> None:
         self.received.append(signum)
-        raise KeyboardInterrupt(f"interrupted by {signal.Signals(signum).name}")
+        if not self._holding:
+            raise KeyboardInterrupt(f"interrupted by {signal.Signals(signum).name}")
+
+    def hold(self) -> None:
+        """From now on a signal is remembered but interrupts nothing: for a short, bounded
+        cleanup that a second Ctrl-C must not cut short (a port and a link still to free)."""
+        self._holding = True
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        """A short step that must not be cut in half (records read but not yet shown): a signal
+        that comes meanwhile interrupts at its end instead. Inside :meth:`hold`, nothing
+        interrupts at all."""
+        if self._holding:
+            yield
+            return
+        before = len(self.received)
+        self._holding = True
+        try:
+            yield
+        finally:
+            self._holding = False
+        if len(self.received) > before:
+            name = signal.Signals(self.received[before]).name
+            raise KeyboardInterrupt(f"interrupted by {name}")
 
     def install(self, *, only_defaults: bool = False) -> None:
         """Take over the signals (in the main thread only; elsewhere nothing changes). With

@@ -851,6 +851,12 @@ async def test_an_unreachable_upstream_gives_no_response() -> None:
         assert await link.wait_quiet(2)
         end = the_end(link)
         assert (end.how, end.by) == ("upstream_error", "upstream")
+        # Read by people (streamproof proxy prints it): the error's type and message, not a
+        # repr that spells out aiohttp's whole connection key.
+        assert end.detail.startswith(
+            "upstream request failed: ClientConnectorError: Cannot connect"
+        )
+        assert "ConnectionKey(" not in end.detail
     finally:
         await link.close()
 

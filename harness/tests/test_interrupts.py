@@ -44,3 +44,37 @@ def test_only_defaults_leaves_a_programs_own_handler_alone() -> None:
 
 def test_nothing_received_means_no_exit_status() -> None:
     assert Interrupts().exit_status is None
+
+
+def test_held_signals_are_remembered_without_interrupting() -> None:
+    """A cleanup that frees a port must not be cut short by a second Ctrl-C."""
+    interrupts = Interrupts()
+    interrupts.install()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+        interrupts.hold()
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)  # the handler has run by now, and raised nothing
+    finally:
+        interrupts.restore()
+    assert interrupts.received == [signal.SIGINT, signal.SIGTERM]
+    assert interrupts.exit_status == 130
+
+
+def test_a_deferred_step_is_finished_before_the_signal_interrupts() -> None:
+    """Records read must be shown: a signal during that step interrupts right after it."""
+    interrupts = Interrupts()
+    interrupts.install()
+    finished = False
+    try:
+        with pytest.raises(KeyboardInterrupt, match="SIGTERM"):
+            with interrupts.deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)  # the handler has run by now, and raised nothing
+                finished = True
+    finally:
+        interrupts.restore()
+    assert finished
+    assert interrupts.exit_status == 143

@@ -215,7 +215,7 @@ class ExchangeHandling:
                 skip_auto_headers=_SKIP_AUTO,
             )
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-            self._end(ex, "upstream_error", "upstream", f"upstream request failed: {exc!r}")
+            self._end(ex, "upstream_error", "upstream", f"upstream request failed: {_said(exc)}")
             self._close_transport(ex)
             return web.Response()
         ex.upstream = upstream
@@ -274,7 +274,9 @@ class ExchangeHandling:
         except _ClientGone as exc:
             self._client_left(ex, exc.__cause__)
         except _UpstreamFailed as exc:
-            self._end(ex, "upstream_error", "upstream", f"upstream body failed: {exc.__cause__!r}")
+            self._end(
+                ex, "upstream_error", "upstream", f"upstream body failed: {_said(exc.__cause__)}"
+            )
             self._close_transport(ex)
         return out
 
@@ -416,6 +418,15 @@ class ExchangeHandling:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         transport.abort()
+
+
+def _said(exc: BaseException | None) -> str:
+    """An exception as a person reads it (its type and message; a repr of aiohttp's errors
+    spells out a whole connection key)."""
+    if exc is None:
+        return "unknown error"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _filtered(headers: CIMultiDictProxy[str], drop: frozenset[str]) -> CIMultiDict[str]:

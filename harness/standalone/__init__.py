@@ -1,0 +1,19 @@
+"""``streamproof proxy``: the fault proxy on its own, in front of a user's real stack.
+
+The suites put a link in front of streamproof's own fakes; this command puts one in front of
+whatever the user points it at (their staging A2A server, their gateway), so a team can watch
+their real client meet "our proxy cuts the stream at 60 s" on a laptop. It reuses the plan
+(:mod:`harness.faults.plan`, or the ``--fault`` words of :mod:`harness.faults.shorthand`), the
+engines (:mod:`harness.faults.engines`) and their link records, and adds what a person at a
+terminal needs:
+
+* :mod:`~harness.standalone.live`: the link records as live lines, long event runs collapsed,
+  and the closing summary (pure);
+* :mod:`~harness.standalone.inputs`: ``--listen``, ``--plan FILE`` / ``--fault`` and the
+  engine's verdict on the plan, each problem worded for the command line;
+* :mod:`~harness.standalone.card`: whether the upstream's A2A agent card sends clients around
+  the proxy (pure);
+* :mod:`~harness.standalone.skeleton`: what the proxy saw as a scenario to finish (pure);
+* :mod:`~harness.standalone.command`: the command itself (the link on a background loop, the
+  terminal, signals and ``--for``).
+"""
