@@ -1,0 +1,81 @@
+"""The seed's proxy-timeout story and a mid-stream reset give the same verdicts through every
+engine as through the inline one (issue 11: the plan names the effect, the engine only
+produces it).
+
+The two scenarios are the bundled ones with their per-request matching taken out, since
+toxiproxy cannot tell one request from another: the stall after 40 s and the reset after the
+second event then apply to every response of the link, which changes nothing here (the
+recovery's resubscribe ends long before 40 s; the model's first call has a single event).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness.faults.engines import ENGINES
+from harness.tests.conftest import require_engine, require_module
+
+ROOT = Path(__file__).resolve().parents[4]
+
+
+def _without_matching(path: str) -> dict[str, Any]:
+    scenario = yaml.safe_load((ROOT / path).read_text(encoding="utf-8"))
+    for plan in scenario["links"].values():
+        for fault in plan:
+            for key in ("method", "path", "rpc", "occurrence"):
+                fault.get("when", {}).pop(key, None)
+    return scenario
+
+
+@pytest.fixture(scope="module")
+def scenarios(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("same-verdicts") / "scenarios"
+    folder.mkdir()
+    story = _without_matching("scenarios/a2a_client/summary_survives_proxy_timeout.yaml")
+    reset = _without_matching("scenarios/gateway/model_link_reset.yaml")
+    (folder / "story.yaml").write_text(yaml.safe_dump(story, sort_keys=False))
+    (folder / "reset.yaml").write_text(yaml.safe_dump(reset, sort_keys=False))
+    return folder
+
+
+def _verdicts(folder: Path, engine: str, report_dir: Path) -> dict[str, list[tuple[str, str]]]:
+    args = [str(folder), "--engine", engine, "--report-dir", str(report_dir), "-q"]
+    run = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    report = json.loads((report_dir / "results.json").read_text())
+    assert {s["outcome"] for s in report["scenarios"]} == {"passed"}
+    return {
+        s["id"]: sorted((v["requirement"], v["outcome"]) for v in s["verdicts"])
+        for s in report["scenarios"]
+    }
+
+
+@pytest.fixture(scope="module")
+def inline_verdicts(scenarios: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    require_module("google.adk")
+    require_module("a2a")
+    return _verdicts(scenarios, "inline", tmp_path_factory.mktemp("inline"))
+
+
+@pytest.mark.parametrize("engine", [e for e in ENGINES if e != "inline"])
+def test_every_engine_gives_the_inline_engines_verdicts(
+    engine: str, scenarios: Path, inline_verdicts: Any, tmp_path: Path
+) -> None:
+    require_engine(engine)
+    verdicts = _verdicts(scenarios, engine, tmp_path)
+    assert verdicts == inline_verdicts
+    assert len(verdicts) == 2
