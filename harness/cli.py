@@ -135,7 +135,9 @@ def _parser() -> argparse.ArgumentParser:
     proxy.add_argument(
         "--engine", choices=ENGINES, default="inline", help="the fault engine (default inline)"
     )
-    plan = proxy.add_mutually_exclusive_group(required=True)
+    # Neither --plan nor --fault: the traffic passes unchanged and is recorded (watching a
+    # stack before choosing a fault, or measuring what the hop costs).
+    plan = proxy.add_mutually_exclusive_group()
     plan.add_argument(
         "--plan", metavar="FILE", help="a YAML list of faults, as under links.<name> in a scenario"
     )

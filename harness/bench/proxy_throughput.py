@@ -1,7 +1,7 @@
-"""What the inline fault proxy costs: the same stream fetched directly and through the proxy.
+"""What each fault engine costs: the same stream fetched directly and through every engine.
 
-Run ``python -m harness.bench.proxy_throughput [--events 20000]``. One aiohttp upstream on
-loopback serves two streams:
+Run ``python -m harness.bench.proxy_throughput [--events 20000] [--paths ...]``. One aiohttp
+upstream on loopback serves two streams:
 
 * a **burst**: ``--events`` small SSE events written back to back, one write per event (what a
   fast model or A2A server does); the client reads them as fast as it can, which gives
@@ -12,24 +12,32 @@ loopback serves two streams:
   measured on this stream too: a burst's upstream writes thousands of events before its loop
   yields, which would be charged to the first byte.
 
-Each round fetches both streams directly and through an :class:`InlineProxy` with an empty
-plan (alternating which goes first), and the report gives medians over the rounds, the
-proxy/direct ratio and the latency the hop adds (to the first byte, and per event: median and
-p95). Upstream, proxy and client share one event loop, as they do in the harness, so the
-figures include the proxy's CPU cost competing with both ends. The run stops by itself after
-``--rounds`` rounds or ``--time-limit`` seconds, whichever comes first; every request has a
-timeout. Only 127.0.0.1 is used.
+The paths, side by side in one run (each round fetches both streams over every path, in an
+order that rotates from round to round, and the report gives medians over the rounds):
 
-faults.md §2.5 measured 120k-154k events/s direct on this kind of machine and 38k-62k through
-mitmproxy; the point is that the proxy is never what limits a conformance run.
+* ``direct``: no proxy;
+* ``inline``: the inline engine's proxy with an empty plan, on the same event loop as the
+  upstream and the client, as it runs in the harness (its CPU competes with both ends);
+* ``inline-process``: the same proxy in a process of its own (``streamproof proxy``), as a
+  team runs it in front of its own stack;
+* ``toxiproxy`` and ``mitmproxy``: those engines' links with an empty plan (toxiproxy's link is
+  toxiproxy in front of the inline recorder, mitmproxy's runs in this process's loop).
+
+An engine this machine cannot run is left out with the reason. The run stops by itself after
+``--rounds`` rounds or ``--time-limit`` seconds, whichever comes first; every request has a
+timeout; every process and link it starts is closed. Only 127.0.0.1 is used.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
+import re
 import statistics
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,7 +46,8 @@ import aiohttp
 from aiohttp import web
 
 from harness import sse
-from harness.faults.engines.inline import InlineProxy
+from harness.faults.engines import EngineUnavailable, FaultLink, open_engine
+from harness.targets.process import TargetProcess
 
 __all__ = ["main"]
 
@@ -114,6 +123,51 @@ class Totals:
         self.latencies += paced.latencies
 
 
+PATHS = ("direct", "inline", "inline-process", "toxiproxy", "mitmproxy")
+
+
+async def _proxy_process(upstream: str, stack: contextlib.AsyncExitStack) -> str:
+    """``streamproof proxy`` in a process of its own in front of ``upstream``: its URL."""
+    process = TargetProcess(
+        "streamproof proxy",
+        [sys.executable, "-m", "harness.cli", "proxy", "--upstream", upstream],
+        dict(os.environ),
+    )
+    await process.start()
+    stack.push_async_callback(process.close)
+    match = await process.wait_for_line(re.compile(r"listening on (http://\S+)"), 30.0)
+    return match.group(1)
+
+
+async def _open_paths(
+    names: Sequence[str], upstream: str, stack: contextlib.AsyncExitStack
+) -> tuple[dict[str, str], list[FaultLink], dict[str, str]]:
+    """The base URL of every path that can run here, the links to clear between fetches, and
+    why the others cannot."""
+    urls: dict[str, str] = {}
+    links: list[FaultLink] = []
+    missing: dict[str, str] = {}
+    for name in names:
+        if name == "direct":
+            urls[name] = upstream
+        elif name == "inline-process":
+            urls[name] = await _proxy_process(upstream, stack)
+        else:
+            try:
+                engine = open_engine(name)
+            except EngineUnavailable as exc:
+                missing[name] = str(exc)
+                continue
+            await engine.start()
+            stack.push_async_callback(engine.close)
+            link = engine.link("bench", upstream)
+            urls[name] = await link.start()
+            stack.push_async_callback(link.close)
+            link.load([])
+            links.append(link)
+    return urls, links, missing
+
+
 async def _bench(args: argparse.Namespace) -> int:
     app = web.Application()
     app.router.add_get("/burst", _burst)
@@ -123,73 +177,71 @@ async def _bench(args: argparse.Namespace) -> int:
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     upstream = f"http://127.0.0.1:{runner.addresses[0][1]}"
-    proxy = InlineProxy("bench", upstream)
-    via_proxy = await proxy.start()
-    proxy.load([])
-    totals = {"direct": Totals(), "proxy": Totals()}
-    paths = {"direct": upstream, "proxy": via_proxy}
     deadline = time.monotonic() + args.time_limit
     rounds = 0
     timeout = aiohttp.ClientTimeout(total=_REQUEST_TIMEOUT)
     burst_q = f"/burst?n={args.events}"
     paced_q = f"/paced?n={args.paced_events}&interval={args.interval}"
-    try:
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(runner.cleanup)
+        urls, links, missing = await _open_paths(args.paths, upstream, stack)
+        totals = {name: Totals() for name in urls}
         async with aiohttp.ClientSession(timeout=timeout) as session:
             # One warm-up of each path (connections, imports, caches) is not counted.
-            for base in paths.values():
+            for base in urls.values():
                 await _fetch(session, base + f"/burst?n={min(args.events, 1000)}", paced=False)
+            names = list(urls)
             while rounds < args.rounds and time.monotonic() < deadline:
-                order = ("direct", "proxy") if rounds % 2 == 0 else ("proxy", "direct")
-                for name in order:
-                    burst = await _fetch(session, paths[name] + burst_q, paced=False)
-                    paced = await _fetch(session, paths[name] + paced_q, paced=True)
+                shift = rounds % len(names)
+                for name in names[shift:] + names[:shift]:
+                    burst = await _fetch(session, urls[name] + burst_q, paced=False)
+                    paced = await _fetch(session, urls[name] + paced_q, paced=True)
                     if burst.events != args.events or paced.events != args.paced_events:
                         print(f"error: {name} lost events ({burst.events}, {paced.events})")
                         return 1
                     totals[name].add(burst, paced)
-                    proxy.load([])  # drop the records: one per event
+                    for link in links:
+                        link.load([])  # drop the records: one per event
                 rounds += 1
-    finally:
-        await proxy.close()
-        await runner.cleanup()
-    _report(args, rounds, totals["direct"], totals["proxy"])
+    _report(args, rounds, totals, missing)
     return 0
 
 
-def _report(args: argparse.Namespace, rounds: int, direct: Totals, proxy: Totals) -> None:
+def _report(
+    args: argparse.Namespace, rounds: int, totals: dict[str, Totals], missing: dict[str, str]
+) -> None:
     def ms(seconds: float) -> str:
-        return f"{seconds * 1000:.3f} ms"
+        return f"{seconds * 1000:.3f}"
 
-    rows = [
-        (
-            "events/s (median)",
-            f"{statistics.median(direct.rate):,.0f}",
-            f"{statistics.median(proxy.rate):,.0f}",
-            f"x{statistics.median(proxy.rate) / statistics.median(direct.rate):.2f}",
-        ),
-        (
-            "MB/s (median)",
-            f"{statistics.median(direct.mbps):.2f}",
-            f"{statistics.median(proxy.mbps):.2f}",
-            f"x{statistics.median(proxy.mbps) / statistics.median(direct.mbps):.2f}",
-        ),
-    ]
-    for label, pick in (
-        ("first byte (median)", lambda t: statistics.median(t.first_byte)),
-        ("first byte (p95)", lambda t: _p95(t.first_byte)),
-        ("event latency (median)", lambda t: statistics.median(t.latencies)),
-        ("event latency (p95)", lambda t: _p95(t.latencies)),
-    ):
-        d, p = pick(direct), pick(proxy)
-        rows.append((label, ms(d), ms(p), f"+{ms(p - d)} (x{p / d:.2f})"))
+    direct = totals.get("direct")
+    names = list(totals)
     print(
-        f"inline proxy benchmark: {rounds} rounds; burst of {args.events} events, "
-        f"paced {args.paced_events} events every {args.interval * 1000:g} ms; "
-        "loopback, upstream + proxy + client on one event loop"
+        f"fault engine benchmark: {rounds} rounds; burst of {args.events} events, paced "
+        f"{args.paced_events} events every {args.interval * 1000:g} ms; loopback; medians"
     )
-    print(f"{'':24}{'direct':>16}{'proxy':>16}   proxy vs direct")
-    for label, d_text, p_text, ratio in rows:
-        print(f"{label:24}{d_text:>16}{p_text:>16}   {ratio}")
+    width = max(16, *(len(n) + 2 for n in names))
+    print(f"{'':28}" + "".join(f"{n:>{width}}" for n in names))
+
+    def row(label: str, values: list[str]) -> None:
+        print(f"{label:28}" + "".join(f"{v:>{width}}" for v in values))
+
+    rates = {n: statistics.median(t.rate) for n, t in totals.items()}
+    row("events/s", [f"{rates[n]:,.0f}" for n in names])
+    if direct is not None:
+        row("  ratio to direct", [f"x{rates[n] / rates['direct']:.2f}" for n in names])
+    row("MB/s", [f"{statistics.median(t.mbps):.2f}" for t in totals.values()])
+    for label, pick in (
+        ("first byte ms (median)", lambda t: statistics.median(t.first_byte)),
+        ("event latency ms (median)", lambda t: statistics.median(t.latencies)),
+        ("event latency ms (p95)", lambda t: _p95(t.latencies)),
+    ):
+        values = {n: pick(t) for n, t in totals.items()}
+        row(label, [ms(values[n]) for n in names])
+        if direct is not None:
+            base = values["direct"]
+            row("  added ms", [f"+{ms(values[n] - base)}" for n in names])
+    for name, why in missing.items():
+        print(f"{name}: left out: {why}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -199,7 +251,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=20000, help="events in the burst")
     parser.add_argument("--paced-events", type=int, default=200, help="events in the paced run")
     parser.add_argument("--interval", type=float, default=0.002, help="paced gap, seconds")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds (each fetches both paths)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds (each fetches every path)")
+    parser.add_argument(
+        "--paths",
+        nargs="+",
+        choices=PATHS,
+        default=list(PATHS),
+        help="the paths to compare (default: all that can run here)",
+    )
     parser.add_argument("--time-limit", type=float, default=60.0, help="stop after this, s")
     args = parser.parse_args(argv)
     if min(args.events, args.paced_events, args.rounds) < 1 or args.interval < 0:
