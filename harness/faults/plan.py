@@ -18,8 +18,8 @@ The vocabulary follows the faults that matter to SSE clients in the field, as me
 signature (§2.6: a clean early end raises nothing, a FIN without the chunked terminator is a
 payload error, a reset is a connection error). The plan names the *effect*; an engine decides
 how to produce it. The inline aiohttp proxy (:mod:`harness.faults.engines.inline`) implements
-all of it; a toxiproxy engine could implement the TCP subset (§5: ``stall`` as ``timeout=0``,
-``rst`` as ``reset_peer``, ``after_bytes`` + ``fin`` as ``limit_data``) and reject the rest.
+all of it; the toxiproxy and mitmproxy engines implement what their proxies can and declare the
+rest approximate or rejected (:mod:`harness.faults.engines.catalog`).
 
 Everything here is pure: the models, the request matching (:class:`PlanState`, which keeps the
 per-fault occurrence counters) and the small trigger helpers the engines share. Combinations
