@@ -13,7 +13,8 @@ driven with aiohttp; toxiproxy-python was measured unfit (blocking ``requests``,
 process, no way to update a toxic; research/engines.md §1).
 
 Why a recorder behind it. Toxiproxy sees bytes, not requests or events, and a toxic acts on
-every connection of a proxy. Behind it sits a :class:`_Recorder`: an
+every connection of a proxy. Behind it sits a recorder
+(:mod:`~harness.faults.engines.toxiproxy_recorder`): an
 :class:`~harness.faults.engines.inline.InlineProxy` that runs the *same* plan with the same
 sans-IO :class:`~harness.faults.shaper.Shaper`, so each fault fires at the same point as on the
 inline engine (``on_response_headers``, after event N, after N body bytes, ``after``, ``idle``),
@@ -82,9 +83,8 @@ import logging
 import math
 import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal
 
 import aiohttp
 import yarl
@@ -92,13 +92,23 @@ import yarl
 from harness.durations import TimeScale
 from harness.faults.engines import tcp_diag
 from harness.faults.engines.catalog import engine_support
-from harness.faults.engines.inline import InlineProxy
 from harness.faults.engines.inline_exchange import _Exchange
+from harness.faults.engines.toxiproxy_recorder import Recorder, Wire
 from harness.faults.engines.toxiproxy_server import (
     ToxiproxyAPI,
     ToxiproxyError,
     ToxiproxyServer,
     find_binary,
+)
+from harness.faults.engines.toxiproxy_toxics import (
+    ARM,
+    CUT,
+    DRIP,
+    NO_LIMIT,
+    SPLIT,
+    WHOLE,
+    Toxic,
+    static_toxics,
 )
 from harness.faults.plan import Fault
 from harness.faults.records import EndHow, FaultRef, LinkEvent
@@ -108,15 +118,6 @@ __all__ = ["ToxiproxyEngine", "ToxiproxyError", "ToxiproxyLink"]
 
 _log = logging.getLogger(__name__)
 
-_NO_LIMIT: Final = 1 << 62
-_WHOLE: Final = 1 << 30
-"""A slicer ``average_size`` no chunk reaches: it never slices, only waits."""
-_CUT: Final = "streamproof-cut"
-_ARM: Final = "streamproof-arm-reset"
-_DELAY_UP: Final = "streamproof-delay-request"
-_DELAY_DOWN: Final = "streamproof-delay-response"
-_DRIP: Final = "streamproof-drip"
-_SPLIT: Final = "streamproof-split"
 _DRAIN_TIMEOUT: Final = 5.0
 """Seconds to wait for a connection's written bytes to be acknowledged by the client."""
 _CLOSE_TIMEOUT: Final = 5.0
@@ -124,171 +125,6 @@ _CLOSE_TIMEOUT: Final = 5.0
 _SETTLE: Final = 0.05
 """Where delivery cannot be observed (no sock_diag, no log pairing): a pause instead."""
 _LOOPBACK: Final = frozenset({"127.0.0.1", "localhost"})
-
-
-@dataclass(frozen=True)
-class _Toxic:
-    kind: str
-    stream: Literal["upstream", "downstream"]
-    attributes: dict[str, int] = field(default_factory=dict)
-    toxicity: float = 1.0
-
-    def body(self, name: str) -> dict[str, Any]:
-        return {
-            "name": name,
-            "type": self.kind,
-            "stream": self.stream,
-            "toxicity": self.toxicity,
-            "attributes": self.attributes,
-        }
-
-
-def _ms(seconds: float) -> int:
-    return max(1, round(seconds * 1000))
-
-
-def _static_toxics(faults: Sequence[Fault], scale: TimeScale) -> dict[str, _Toxic]:
-    """The toxics a plan needs on the proxy before any client connects."""
-    toxics: dict[str, _Toxic] = {}
-    if any(f.action == "rst" for f in faults):
-        toxics[_ARM] = _Toxic("reset_peer", "downstream", {"timeout": 0}, toxicity=0.0)
-    for name, trigger, stream in (
-        (_DELAY_UP, "on_request", "upstream"),
-        (_DELAY_DOWN, "on_response_headers", "downstream"),
-    ):
-        delays = (f.do.delay for f in faults if f.trigger.kind == trigger)
-        seconds = sum(scale(d) for d in delays if d is not None)
-        if seconds:
-            toxics[name] = _Toxic(
-                "latency",
-                cast(Literal["upstream", "downstream"], stream),
-                {"latency": _ms(seconds), "jitter": 0},
-            )
-    return toxics
-
-
-class _Wire(asyncio.Transport):
-    """A recorder connection's transport (its peer is toxiproxy), counting the bytes written."""
-
-    def __init__(self, inner: asyncio.Transport, *, armed: bool) -> None:
-        super().__init__()
-        self._inner = inner
-        self.armed = armed
-        """Whether toxiproxy had ``reset_peer`` armed when this connection started."""
-        self.written = 0
-        """Bytes written on the connection since it opened: toxiproxy's limit_data count."""
-        self.connection = -1
-        self.closed = asyncio.Event()
-
-    def poke(self) -> None:
-        """One byte past a cut: toxiproxy's limit_data drops it and closes at once."""
-        if not self._inner.is_closing():
-            self._inner.write(b"\0")
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        self.written += len(data)
-        self._inner.write(data)
-
-    def writelines(self, list_of_data: Iterable[bytes | bytearray | memoryview]) -> None:
-        chunks = list(list_of_data)
-        self.written += sum(len(chunk) for chunk in chunks)
-        self._inner.writelines(chunks)
-
-    def is_closing(self) -> bool:
-        return self._inner.is_closing()
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def abort(self) -> None:
-        self._inner.abort()
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return self._inner.get_extra_info(name, default)
-
-    def pause_reading(self) -> None:
-        self._inner.pause_reading()
-
-    def resume_reading(self) -> None:
-        self._inner.resume_reading()
-
-    def is_reading(self) -> bool:
-        return self._inner.is_reading()
-
-    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
-        self._inner.set_write_buffer_limits(high, low)
-
-    def get_write_buffer_size(self) -> int:
-        return self._inner.get_write_buffer_size()
-
-    def get_write_buffer_limits(self) -> tuple[int, int]:
-        return self._inner.get_write_buffer_limits()
-
-    def can_write_eof(self) -> bool:
-        return self._inner.can_write_eof()
-
-    def write_eof(self) -> None:
-        self._inner.write_eof()
-
-    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
-        self._inner.set_protocol(protocol)
-
-    def get_protocol(self) -> asyncio.BaseProtocol:
-        return self._inner.get_protocol()
-
-
-class _Recorder(InlineProxy):
-    """The inline proxy behind toxiproxy: same plan, same trigger logic, same records; the
-    actions are carried out by :class:`ToxiproxyLink` through toxiproxy."""
-
-    __test__ = False
-    _delegated = frozenset({"drip", "split"})
-
-    def __init__(
-        self, link: str, upstream: str, *, time_scale: TimeScale, owner: ToxiproxyLink
-    ) -> None:
-        super().__init__(link, upstream, time_scale=time_scale)
-        self._owner = owner
-        self.wires: dict[int, _Wire] = {}
-        """The open connections, by connection id."""
-
-    def _wrap_transport(self, transport: asyncio.BaseTransport) -> asyncio.BaseTransport:
-        return _Wire(cast(asyncio.Transport, transport), armed=self._owner.armed)
-
-    def _connected(self, transport: asyncio.BaseTransport) -> None:
-        super()._connected(transport)
-        if isinstance(transport, _Wire):
-            transport.connection = self._conns[transport]
-            self.wires[transport.connection] = transport
-
-    def _disconnected(self, transport: asyncio.BaseTransport, exc: Exception | None) -> None:
-        super()._disconnected(transport, exc)
-        if isinstance(transport, _Wire):
-            self.wires.pop(transport.connection, None)
-            transport.closed.set()
-
-    def busy(self, wire: _Wire) -> bool:
-        return any(ex.transport is wire for ex in self._active)
-
-    async def _delay(self, ex: _Exchange, seconds: float) -> None:
-        return None  # toxiproxy's latency toxic holds the request or the response
-
-    async def _cut(
-        self, ex: _Exchange, how: Literal["fin", "rst"], detail: str, fault: FaultRef
-    ) -> None:
-        await self._owner.cut(ex, how, detail, fault)
-
-    async def _fired(self, ex: _Exchange, op: Fired) -> None:
-        await self._owner.fired(ex, op)
-
-    async def _before_write(self, ex: _Exchange, data: bytes | None) -> None:
-        await self._owner.before_write(data)
-
-    def record_fault(self, ex: _Exchange, index: int, fault: Fault, note: str) -> None:
-        self._record_fault(ex, index, fault, note)
-
-    def record_end(self, ex: _Exchange, how: EndHow, detail: str, fault: FaultRef) -> None:
-        self._end(ex, how, "proxy", detail, fault=fault)
 
 
 _Call = tuple[str, str, dict[str, Any] | None, Callable[[], None]]
@@ -318,16 +154,16 @@ class ToxiproxyLink:
         self.proxy = engine.proxy_name(link)
         """The proxy's name on the toxiproxy server."""
         self._engine = engine
-        self._recorder = _Recorder(link, upstream, time_scale=time_scale, owner=self)
+        self._recorder = Recorder(link, upstream, time_scale=time_scale, owner=self)
         self._scale = time_scale
         self._base_url: str | None = None
         self._listen: tuple[str, int] | None = None
         self._enabled = True
-        self._toxics: dict[str, _Toxic] = {}
+        self._toxics: dict[str, Toxic] = {}
         """What the proxy has besides the cut toxic, as last set."""
         self._want_enabled = True
-        self._want_static: dict[str, _Toxic] = {}
-        self._cut_at = _NO_LIMIT
+        self._want_static: dict[str, Toxic] = {}
+        self._cut_at = NO_LIMIT
         self._refused: tuple[int, float] | None = None
         self._accepted: list[tuple[str, int]] = []
         """Client addresses in the order toxiproxy accepted them (its log)."""
@@ -362,8 +198,8 @@ class ToxiproxyLink:
                 },
             )
             created = True
-            cut = _Toxic("limit_data", "downstream", {"bytes": _NO_LIMIT})
-            await api.call("POST", f"/proxies/{self.proxy}/toxics", cut.body(_CUT))
+            cut = Toxic("limit_data", "downstream", {"bytes": NO_LIMIT})
+            await api.call("POST", f"/proxies/{self.proxy}/toxics", cut.body(CUT))
             for method, path, body, applied in self._calls():
                 await api.call(method, path, body)
                 applied()
@@ -401,7 +237,7 @@ class ToxiproxyLink:
     @property
     def armed(self) -> bool:
         """Whether a connection starting now will end with an RST when toxiproxy closes it."""
-        return _ARM in self._toxics
+        return ARM in self._toxics
 
     # --- per scenario --------------------------------------------------------------------------
 
@@ -413,7 +249,7 @@ class ToxiproxyLink:
         self._recorder.load(faults)
         self._split = None
         self._want_enabled = not any(f.action == "refuse" for f in faults)
-        self._want_static = _static_toxics(faults, self._scale)
+        self._want_static = static_toxics(faults, self._scale)
         refuse = next((i for i, f in enumerate(faults) if f.action == "refuse"), None)
         self._refused = None if refuse is None else (refuse, time.monotonic())
         if self._base_url is None:
@@ -437,16 +273,16 @@ class ToxiproxyLink:
 
             return applied
 
-        def remember(name: str, toxic: _Toxic) -> Callable[[], None]:
+        def remember(name: str, toxic: Toxic) -> Callable[[], None]:
             return lambda: self._toxics.__setitem__(name, toxic)
 
-        if self._cut_at != _NO_LIMIT:
+        if self._cut_at != NO_LIMIT:
             calls.append(
                 (
                     "PATCH",
-                    f"{base}/toxics/{_CUT}",
-                    {"attributes": {"bytes": _NO_LIMIT}},
-                    lambda: setattr(self, "_cut_at", _NO_LIMIT),
+                    f"{base}/toxics/{CUT}",
+                    {"attributes": {"bytes": NO_LIMIT}},
+                    lambda: setattr(self, "_cut_at", NO_LIMIT),
                 )
             )
         for name, present in self._toxics.items():
@@ -536,7 +372,7 @@ class ToxiproxyLink:
         elif message == "Unable to open connection to upstream" and address in self._accepted:
             self._accepted.remove(address)  # no recorder connection for it
 
-    def _client_of(self, wire: _Wire) -> tuple[str, int] | None:
+    def _client_of(self, wire: Wire) -> tuple[str, int] | None:
         """The client's address of a recorder connection: toxiproxy accepts a client, then
         dials the recorder, one client at a time, so the nth accepted client is the nth
         connection the recorder accepted."""
@@ -570,7 +406,7 @@ class ToxiproxyLink:
         if not task.cancelled() and task.exception() is not None:
             _log.warning("link %s: toxiproxy operation failed: %s", self.link, task.exception())
 
-    async def _drained(self, wires: Iterable[_Wire]) -> bool:
+    async def _drained(self, wires: Iterable[Wire]) -> bool:
         """Wait until the client has acknowledged every byte written on ``wires`` (or the
         connection is gone); False if that could not be seen (then after a short pause)."""
         pending = [w for w in wires if w.written and not w.closed.is_set()]
@@ -605,17 +441,17 @@ class ToxiproxyLink:
     async def _set_cut(self, limit: int) -> None:
         self._cut_at = limit
         await self._engine.api.call(
-            "PATCH", f"/proxies/{self.proxy}/toxics/{_CUT}", {"attributes": {"bytes": limit}}
+            "PATCH", f"/proxies/{self.proxy}/toxics/{CUT}", {"attributes": {"bytes": limit}}
         )
-        if limit == _NO_LIMIT:
-            self._cut_at = _NO_LIMIT
+        if limit == NO_LIMIT:
+            self._cut_at = NO_LIMIT
 
     async def cut(
         self, ex: _Exchange, how: Literal["fin", "rst"], detail: str, fault: FaultRef
     ) -> None:
         """Have toxiproxy close this exchange's connection after what was written so far."""
         wire = ex.transport
-        if not isinstance(wire, _Wire) or wire.closed.is_set():
+        if not isinstance(wire, Wire) or wire.closed.is_set():
             self._recorder.record_end(ex, how, detail, fault)
             return
         ended: EndHow = "rst" if wire.armed else "fin"
@@ -628,7 +464,7 @@ class ToxiproxyLink:
         await self._exclusive(self._cut_now(ex, wire, ended, detail, fault))
 
     async def _cut_now(
-        self, ex: _Exchange, wire: _Wire, ended: EndHow, detail: str, fault: FaultRef
+        self, ex: _Exchange, wire: Wire, ended: EndHow, detail: str, fault: FaultRef
     ) -> None:
         # A connection further along than this cut would be closed by the lowered limit if it
         # still had bytes on their way through toxiproxy.
@@ -644,19 +480,19 @@ class ToxiproxyLink:
                 _log.warning("link %s: toxiproxy did not cut a connection; closing it", self.link)
                 wire.abort()
         finally:
-            await self._set_cut(_NO_LIMIT)
+            await self._set_cut(NO_LIMIT)
 
     async def fired(self, ex: _Exchange, op: Fired) -> None:
         """A fault fired mid-response: record it, and carry out a delegated action."""
         fault, note = op.fault, op.note
         wire = ex.transport
-        if fault.action in ("fin", "rst") and isinstance(wire, _Wire):
+        if fault.action in ("fin", "rst") and isinstance(wire, Wire):
             note = _join(note, f"toxiproxy cuts at byte {wire.written} of the connection")
         elif fault.action == "drip":
             assert fault.do.drip is not None
             micros = round(self._scale(fault.do.drip) * 1e6)
-            slicer = _Toxic("slicer", "downstream", {"average_size": _WHOLE, "delay": micros})
-            await self._exclusive(self._ensure(_DRIP, slicer))
+            slicer = Toxic("slicer", "downstream", {"average_size": WHOLE, "delay": micros})
+            await self._exclusive(self._ensure(DRIP, slicer))
             note = _join(note, "toxiproxy waits after each chunk it forwards (slicer toxic)")
         elif fault.action == "split":
             assert fault.do.split is not None
@@ -664,7 +500,7 @@ class ToxiproxyLink:
             note = _join(note, "toxiproxy slices the chunks from the next one (slicer toxic)")
         self._recorder.record_fault(ex, op.index, fault, note)
 
-    async def _ensure(self, name: str, toxic: _Toxic) -> None:
+    async def _ensure(self, name: str, toxic: Toxic) -> None:
         """The proxy has toxic ``name`` as ``toxic`` (added, or replaced)."""
         base = f"/proxies/{self.proxy}/toxics"
         present = self._toxics.get(name)
@@ -683,7 +519,7 @@ class ToxiproxyLink:
             pieces, gap = self._split
             self._split = None
             size = len(f"{len(data):x}\r\n") + len(data) + 2  # as one HTTP chunk on the wire
-            slicer = _Toxic(
+            slicer = Toxic(
                 "slicer",
                 "downstream",
                 {
@@ -692,7 +528,7 @@ class ToxiproxyLink:
                     "delay": round(gap * 1e6),
                 },
             )
-            await self._exclusive(self._ensure(_SPLIT, slicer))
+            await self._exclusive(self._ensure(SPLIT, slicer))
 
 
 def _join(note: str, more: str) -> str:
