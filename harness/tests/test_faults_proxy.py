@@ -436,6 +436,24 @@ async def test_headers_are_forwarded_minus_hop_by_hop(
 # --- each action, as the clients see it (faults.md §2.6) ---------------------------------------
 
 
+async def test_a_client_sent_through_the_link_as_a_forward_proxy_reaches_the_upstream(
+    proxy: InlineProxy, upstream: Upstream
+) -> None:
+    """``HTTP_PROXY=<link>``: the client writes the absolute URI of where it is going; the link
+    forwards its path and query to its own upstream, faults and records as usual."""
+    plan(proxy, {"when": {"after_event": 3}, "do": "fin"})
+    async with aiohttp.ClientSession() as session:
+        with pytest.raises(aiohttp.ClientPayloadError):
+            async with session.get(upstream.url + "/sse?n=10", proxy=proxy.base_url) as resp:
+                assert resp.status == 200
+                await resp.read()
+    assert await proxy.wait_quiet(2)
+    (request,) = kinds(proxy.events, "request")
+    assert request.path == "/sse"
+    assert [e.event_index for e in kinds(proxy.events, "event")] == [1, 2, 3]
+    assert (the_end(proxy).how, the_end(proxy).by) == ("fin", "proxy")
+
+
 @pytest.mark.parametrize("client", CLIENTS)
 async def test_stall_keeps_the_socket_open_until_the_read_timeout(
     client: str, proxy: InlineProxy

@@ -208,7 +208,7 @@ class ExchangeHandling:
         try:
             upstream = await self._session.request(
                 ex.method,
-                yarl.URL(self.upstream + request.raw_path, encoded=True),
+                yarl.URL(self.upstream + _origin_form(request.raw_path), encoded=True),
                 headers=_filtered(request.headers, _NOT_FORWARDED),
                 data=body if body else None,
                 allow_redirects=False,
@@ -442,3 +442,13 @@ def _filtered(headers: CIMultiDictProxy[str], drop: frozenset[str]) -> CIMultiDi
         if lowered not in drop and lowered not in named:
             out.add(key, value)
     return out
+
+
+def _origin_form(target: str) -> str:
+    """The path and query of a request target. A client sent through the link as a forward
+    proxy (``HTTP_PROXY``) writes the absolute URI (``POST http://host:port/ HTTP/1.1``); the
+    link forwards its path to its own upstream, as it does an origin-form request's."""
+    if target.startswith("/"):
+        return target
+    parts = yarl.URL(target, encoded=True)
+    return parts.raw_path_qs if parts.is_absolute() else "/" + target
