@@ -26,7 +26,7 @@ class ScenarioSkipped(Exception):
 
 
 GatewayCapability = Literal["multi_agent", "none_mode", "history", "auth"]
-ClientCapability = Literal["follow_up"]
+ClientCapability = Literal["follow_up", "proxy_env"]
 Wire = Literal["0.3", "1.0"]
 
 GATEWAY_CAPABILITIES: Mapping[str, str] = {
@@ -39,6 +39,7 @@ GATEWAY_CAPABILITIES: Mapping[str, str] = {
 CLIENT_CAPABILITIES: Mapping[str, str] = {
     "follow_up": "a follow-up turn that replies to input-required with STREAMPROOF_TASK_ID and "
     "STREAMPROOF_CONTEXT_ID",
+    "proxy_env": "its HTTP calls honour HTTP_PROXY (a forward proxy between it and the agent)",
     "wire 0.3": 'the A2A 0.3 wire, wires: ["0.3"]',
     "wire 1.0": 'the A2A 1.0 wire, wires: ["1.0"]',
 }

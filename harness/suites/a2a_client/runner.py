@@ -154,8 +154,13 @@ class A2AClientEnvironment:
         link = self.link
         assert link is not None and self._url is not None
         scale = self.scale
-        # The card advertises the link, so every call the client makes crosses it.
-        self.fake.load(scenario.script, time_scale=scale, public_url=self._url + RPC_PATH)
+        # The card advertises the link, so every call the client makes crosses it; through a
+        # forward proxy the client is given the agent's own address and HTTP_PROXY instead.
+        forward = "a2a" in scenario.links.forward
+        agent_url = self._fake_url if forward else self._url
+        assert agent_url is not None
+        proxy = self._url if forward else None
+        self.fake.load(scenario.script, time_scale=scale, public_url=agent_url + RPC_PATH)
         link.load(scenario.links.a2a)
         t0 = time.monotonic()
         self.fake.set_epoch(t0)
@@ -168,7 +173,7 @@ class A2AClientEnvironment:
         ) -> ClientRun:
             return await run_client_turn(
                 self.target,
-                url=self._url or "",
+                url=agent_url,
                 prompt=prompt,
                 deadline_s=deadline,
                 idle_s=idle,
@@ -179,6 +184,7 @@ class A2AClientEnvironment:
                 context_id=context_id,
                 bug=self.bug,
                 time_scale=self.scale.factor,
+                proxy=proxy,
             )
 
         turns = [await turn(0, scenario.client.prompt, None, None)]

@@ -236,6 +236,10 @@ class A2AClientLinks(_Model):
     engine: dict[Literal["a2a"], EngineName] = Field(default_factory=dict)
     """The engine that must carry out the plan (``engine: {a2a: toxiproxy}``); default: the
     run's ``--engine``, else ``inline``."""
+    forward: tuple[Literal["a2a"], ...] = ()
+    """Links the client reaches as a forward proxy (``forward: [a2a]``): it is given the
+    agent's own URL and ``HTTP_PROXY`` pointing at the link, as behind a corporate proxy,
+    rather than the link's URL. Needs a client that declares ``proxy_env``."""
 
     @model_validator(mode="after")
     def _engine_can(self) -> A2AClientLinks:
@@ -300,6 +304,8 @@ class A2AClientScenario(_Model):
         needs: list[str] = list(self.needs)
         if self.client.follow_up is not None and "follow_up" not in needs:
             needs.append("follow_up")
+        if self.links.forward and "proxy_env" not in needs:
+            needs.append("proxy_env")
         missing = [n for n in needs if n not in declared]
         wires = ["0.3", "1.0"] if self.server.wire == "both" else [self.server.wire]
         if not any(f"wire {w}" in declared for w in wires):

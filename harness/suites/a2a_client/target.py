@@ -134,9 +134,11 @@ def client_environment(
     task_id: str | None = None,
     context_id: str | None = None,
     bug: str | None = None,
+    proxy: str | None = None,
 ) -> dict[str, str]:
     """The process environment of one turn: the harness's own (minus ``STREAMPROOF_*``), the
-    target's ``env``, then the contract's variables."""
+    target's ``env``, then the contract's variables. With ``proxy`` (a forward proxy's URL),
+    ``HTTP_PROXY`` points at it and ``NO_PROXY`` is emptied, so loopback is not exempt."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_CONTRACT_PREFIX)}
     env.update(target.env)
     env.update(
@@ -147,6 +149,11 @@ def client_environment(
             "STREAMPROOF_IDLE_S": f"{idle_s:g}",
         }
     )
+    if proxy is not None:
+        for name in ("HTTP_PROXY", "http_proxy"):
+            env[name] = proxy
+        for name in ("NO_PROXY", "no_proxy"):
+            env[name] = ""
     if task_id is not None:
         env["STREAMPROOF_TASK_ID"] = task_id
     if context_id is not None:
@@ -223,6 +230,7 @@ async def run_client_turn(
     context_id: str | None = None,
     bug: str | None = None,
     time_scale: float = 1.0,
+    proxy: str | None = None,
 ) -> ClientRun:
     """Run the client once and record what it did. ``deadline_s``, ``idle_s`` and ``grace_s``
     are already scaled (by ``time_scale``, which messages use to give both clocks); ``epoch``
@@ -241,6 +249,7 @@ async def run_client_turn(
         task_id=task_id,
         context_id=context_id,
         bug=bug,
+        proxy=proxy,
     )
     bound = deadline_s + max(grace_s, MIN_GRACE_S) + target.startup_grace
     running_for = f"still running {on_both_clocks(bound, time_scale)} after it started"
