@@ -30,7 +30,7 @@ from harness.sse import Decoder
 from harness.suites.gateway.checks import check_gateway
 from harness.suites.gateway.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
 from harness.suites.gateway.observation import AuthProbe, ChatResponse, Frame, GatewayObservation
-from harness.suites.gateway.scenario import GatewayScenario
+from harness.suites.gateway.scenario import GatewayScenario, ModelPath
 from harness.suites.gateway.target import GatewayTarget, RunningGateway, start_gateway
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.verdicts import Verdict
@@ -79,6 +79,8 @@ class GatewayEnvironment:
         self._link_engines: dict[str, str] = {}
         """The engine of each link in place (the model link's is fixed while the gateway runs:
         the gateway was started with its address)."""
+        self._model_path: ModelPath = "direct"
+        """How the running gateway reaches the model (fixed while it runs, as the engine)."""
         self._contract_env: dict[str, str] = {}
 
     async def _wait_quiet(self, limit: float) -> None:
@@ -143,18 +145,37 @@ class GatewayEnvironment:
             "GOOGLE_GENAI_USE_VERTEXAI": "false",
             "STREAMPROOF_TOOL_URL": tools_url,
         }
-        await self._start_gateway(self.engines.default)
+        await self._start_gateway(self.engines.default, "direct")
         await self._browser_link(self.engines.default)
 
-    async def _start_gateway(self, model_engine: str) -> None:
+    async def _start_gateway(self, model_engine: str, model_path: ModelPath) -> None:
         """Start the gateway behind a model link of ``model_engine`` (the gateway reaches the
         fake model through the link, so the scenario can reset, stall or split what the model
-        sends)."""
+        sends). On a proxy path the link is a forward proxy that intercepts TLS, and the
+        gateway learns of it only through the proxy variables (:func:`proxy_environment`)."""
         engine = await self.engines.get(model_engine)
-        model_link = engine.link("model", self._model_url, time_scale=self.scale)
+        model_link: FaultLink
+        if model_path == "direct":
+            model_link = engine.link("model", self._model_url, time_scale=self.scale)
+            model_env = {"GOOGLE_GEMINI_BASE_URL": await model_link.start()}
+        else:
+            from harness.faults.engines.mitmproxy import MitmproxyEngine
+
+            if not isinstance(engine, MitmproxyEngine):
+                raise TypeError(f"model_path {model_path} needs the mitmproxy engine")
+            forward = engine.forward_link(
+                "model", time_scale=self.scale, buffer_sse=model_path == "buffering-proxy"
+            )
+            model_link = forward
+            proxy_url = await forward.start()
+            model_env = {
+                **proxy_environment(proxy_url, str(engine.ca_cert)),
+                "GOOGLE_GEMINI_BASE_URL": await self.model.serve_tls(),
+            }
         self.links["model"] = model_link
         self._link_engines["model"] = model_engine
-        env = {**self._contract_env, "GOOGLE_GEMINI_BASE_URL": await model_link.start()}
+        self._model_path = model_path
+        env = {**self._contract_env, **model_env}
         self.gateway = await start_gateway(
             self.target, env, bug=self.bug, ready_scale=self.scale.factor
         )
@@ -173,9 +194,11 @@ class GatewayEnvironment:
     async def _use_engines(self, scenario: GatewayScenario) -> None:
         """Put each link on the engine the scenario runs it with: the browser link is swapped;
         a new model-link engine restarts the gateway behind a new model link."""
+        named: dict[str, str] = {str(k): str(v) for k, v in scenario.links.engine.items()}
+        if scenario.model_engine is not None:
+            named["model"] = scenario.model_engine
         chosen, problems = self.engines.choose(
-            {"browser": scenario.links.browser, "model": scenario.links.model},
-            scenario.links.engine.items(),
+            {"browser": scenario.links.browser, "model": scenario.links.model}, named.items()
         )
         if problems:
             raise ScenarioSkipped(
@@ -183,14 +206,17 @@ class GatewayEnvironment:
                 f"plan: {'; '.join(problems)}"
             )
         await self.engines.ready(chosen.values())
-        if chosen["model"] != self._link_engines.get("model"):
+        if (
+            chosen["model"] != self._link_engines.get("model")
+            or scenario.model_path != self._model_path
+        ):
             for name in ("browser", "model"):
                 link = self.links.pop(name, None)
                 if link is not None:
                     await link.close()
             if self.gateway is not None:
                 await self.gateway.close()
-            await self._start_gateway(chosen["model"])
+            await self._start_gateway(chosen["model"], scenario.model_path)
             await self._browser_link(chosen["browser"])
         elif chosen["browser"] != self._link_engines.get("browser"):
             await self._browser_link(chosen["browser"])
@@ -304,6 +330,21 @@ class GatewayEnvironment:
             target_log=gateway.log(),
         )
         return ScenarioResult(observation, tuple(check_gateway(observation)))
+
+
+def proxy_environment(proxy_url: str, ca_file: str) -> dict[str, str]:
+    """What a gateway behind a corporate proxy is given (README, "Through a corporate proxy"):
+    the proxy for both schemes in both spellings, ``NO_PROXY`` emptied (an inherited one must
+    not exempt the fake model on loopback) and the proxy's CA as the only trusted one."""
+    return {
+        "HTTPS_PROXY": proxy_url,
+        "HTTP_PROXY": proxy_url,
+        "https_proxy": proxy_url,
+        "http_proxy": proxy_url,
+        "NO_PROXY": "",
+        "no_proxy": "",
+        "SSL_CERT_FILE": ca_file,
+    }
 
 
 async def _stream_chat(

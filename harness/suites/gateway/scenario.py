@@ -119,6 +119,12 @@ class GatewayLimits(_Model):
     the model and the tools within this time (scaled, never below 0.5 s)."""
 
 
+ModelPath = Literal["direct", "forward-proxy", "buffering-proxy"]
+MODEL_PATHS: Final[tuple[str, ...]] = get_args(ModelPath)
+PROXY_ENGINE: Final = "mitmproxy"
+"""The engine that carries out the model link when the path is a forward proxy."""
+
+
 class GatewayScenario(_Model):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.\-/]*$")
     title: str = Field(min_length=1)
@@ -147,6 +153,13 @@ class GatewayScenario(_Model):
     links: Links = Links()
     """Faults per proxied hop: ``browser`` (harness to gateway), ``model`` (gateway to the
     fake model)."""
+    model_path: ModelPath = "direct"
+    """How the gateway reaches the fake model. ``direct``: ``GOOGLE_GEMINI_BASE_URL`` names the
+    model link (plain http). ``forward-proxy``: a corporate proxy, the model link run by
+    mitmproxy as a forward proxy that intercepts TLS; the gateway gets ``HTTPS_PROXY`` and the
+    proxy's CA in ``SSL_CERT_FILE``, and the fake model is served over HTTPS.
+    ``buffering-proxy``: the same proxy, holding each SSE response until it ends (no faults
+    on the model link then)."""
 
     @field_validator("links")
     @classmethod
@@ -157,6 +170,34 @@ class GatewayScenario(_Model):
         if problems:
             raise ValueError("; ".join(problems))
         return v
+
+    @model_validator(mode="after")
+    def _proxy_path(self) -> GatewayScenario:
+        if self.model_path == "direct":
+            return self
+        named = self.links.engine.get("model")
+        if named is not None and named != PROXY_ENGINE:
+            raise ValueError(
+                f"model_path {self.model_path} runs the model link on {PROXY_ENGINE}; "
+                f"links.engine.model cannot be {named}"
+            )
+        problems = engine_problems({"model": self.links.model}, [("model", PROXY_ENGINE)])
+        if problems:
+            raise ValueError("; ".join(problems))
+        if self.model_path == "buffering-proxy" and self.links.model:
+            raise ValueError(
+                "model_path buffering-proxy: the buffering proxy carries out no fault plan; "
+                "leave links.model empty"
+            )
+        return self
+
+    @property
+    def model_engine(self) -> str | None:
+        """The engine the scenario runs its model link on, if it decides (``None``: the run's
+        engine)."""
+        if self.model_path != "direct":
+            return PROXY_ENGINE
+        return self.links.engine.get("model")
 
     @property
     def all_needs(self) -> tuple[GatewayCapability, ...]:
@@ -198,11 +239,14 @@ __all__ = [
     "FRAME_TYPES",
     "HISTORY_KINDS",
     "MARKER_PLACEHOLDER",
+    "MODEL_PATHS",
+    "PROXY_ENGINE",
     "ChatRequest",
     "FrameType",
     "GatewayExpect",
     "GatewayLimits",
     "GatewayScenario",
     "HistoryKind",
+    "ModelPath",
     "ModelTurn",
 ]

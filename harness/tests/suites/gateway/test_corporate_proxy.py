@@ -1,0 +1,89 @@
+"""The corporate-proxy scenarios on the reference gateway (real google-adk): the gateway reaches
+the fake Gemini, served over HTTPS, only through mitmproxy as a TLS-intercepting forward proxy,
+configured by the proxy variables the harness sets.
+
+One environment for the module (starting the gateway costs seconds); each test runs bundled
+scenarios through it in-process, so the link records and the fakes can be looked at directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from harness.suites.gateway.runner import GatewayEnvironment, ScenarioResult, proxy_environment
+from harness.suites.gateway.scenario import GatewayScenario
+from harness.suites.gateway.target import load_target
+from harness.suites.loading import load_scenarios
+from harness.tests.conftest import require_module
+
+ROOT = Path(__file__).resolve().parents[4]
+SCENARIOS = ROOT / "scenarios" / "gateway"
+
+
+def scenario(file: str) -> GatewayScenario:
+    (loaded,) = load_scenarios(SCENARIOS / file)
+    assert isinstance(loaded.scenario, GatewayScenario)
+    return loaded.scenario
+
+
+def failures(result: ScenarioResult) -> list[str]:
+    return [v.message for v in result.verdicts if v.outcome == "fail"]
+
+
+@pytest.fixture
+async def environment() -> AsyncIterator[GatewayEnvironment]:
+    require_module("google.adk")
+    require_module("mitmproxy")
+    env = GatewayEnvironment(load_target(None))
+    await env.start()
+    yield env
+    await env.close()
+
+
+def test_the_proxy_variables_name_the_proxy_for_both_schemes_and_exempt_nothing() -> None:
+    env = proxy_environment("http://127.0.0.1:9", "/tmp/ca.pem")
+    for name in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
+        assert env[name] == "http://127.0.0.1:9"
+    assert env["NO_PROXY"] == env["no_proxy"] == ""
+    assert env["SSL_CERT_FILE"] == "/tmp/ca.pem"
+
+
+def test_a_proxy_path_runs_the_model_link_on_mitmproxy_and_rejects_another_engine() -> None:
+    plain = scenario("corporate_proxy_tls.yaml")
+    assert plain.model_path == "forward-proxy" and plain.model_engine == "mitmproxy"
+    data = plain.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    with pytest.raises(ValueError, match=r"links\.engine\.model cannot be toxiproxy"):
+        GatewayScenario.model_validate({**data, "links": {"engine": {"model": "toxiproxy"}}})
+    buffered = {**data, "model_path": "buffering-proxy"}
+    with pytest.raises(ValueError, match=r"leave links\.model empty"):
+        GatewayScenario.model_validate(
+            {**buffered, "links": {"model": [{"when": {"idle": "1s"}, "do": "fin"}]}}
+        )
+
+
+async def test_the_plain_tls_path_works_and_the_proxy_sees_every_model_call(
+    environment: GatewayEnvironment,
+) -> None:
+    result = await environment.run(scenario("corporate_proxy_tls.yaml"))
+    assert not failures(result), failures(result)
+    observation = result.observation
+    assert observation.response.end == "clean"
+    assert environment.model.tls_url is not None  # the gateway was given the https URL
+    calls = observation.model_calls
+    assert len(calls) == 2
+    requests = [e for e in observation.link_events["model"] if e.kind == "request"]
+    # every call the fake answered went through the proxy, in order, and nothing else did
+    assert [r.path for r in requests] == [c.path for c in calls]
+    assert all(e.by == "upstream" for e in observation.link_events["model"] if e.kind == "end")
+    assert environment.link_engines["model"] == "mitmproxy"
+
+    # the next scenario on the direct path gets a gateway without the proxy again
+    direct = await environment.run(scenario("plain_streamed_answer.yaml"))
+    assert not failures(direct), failures(direct)
+    assert environment.link_engines["model"] == "inline"
+    assert [e.path for e in direct.observation.link_events["model"] if e.kind == "request"] == [
+        c.path for c in direct.observation.model_calls
+    ]
