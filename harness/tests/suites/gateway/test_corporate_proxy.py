@@ -87,3 +87,39 @@ async def test_the_plain_tls_path_works_and_the_proxy_sees_every_model_call(
     assert [e.path for e in direct.observation.link_events["model"] if e.kind == "request"] == [
         c.path for c in direct.observation.model_calls
     ]
+
+
+async def test_a_buffering_proxy_delivers_every_chunk_at_once_and_the_frames_stay_right(
+    environment: GatewayEnvironment,
+) -> None:
+    result = await environment.run(scenario("corporate_proxy_buffering.yaml"))
+    assert not failures(result), failures(result)
+    observation = result.observation
+    model_events = [e for e in observation.link_events["model"] if e.kind == "event"]
+    assert len(model_events) == 4
+    (call,) = observation.model_calls
+    # The fake spent ~0.6 s on its four chunks; the proxy let them through together at the end.
+    assert call.t_end is not None and call.t_end - call.t > 0.5
+    assert max(e.t for e in model_events) - min(e.t for e in model_events) < 0.05
+    deltas = [f.t for f in observation.frames if f.event == "delta"]
+    assert len(deltas) == 4 and min(deltas) >= call.t_end - 0.05
+
+
+@pytest.mark.parametrize(
+    ("bug", "requirement"),
+    [
+        ("aggregate-as-delta", "GW-NO-DOUBLE-RENDER"),
+        ("tidy-message-text", "GW-PERSIST-MATCHES-MESSAGE"),
+    ],
+)
+async def test_the_buffering_scenario_catches_a_mutant(bug: str, requirement: str) -> None:
+    require_module("google.adk")
+    require_module("mitmproxy")
+    env = GatewayEnvironment(load_target(None), bug=bug)
+    await env.start()
+    try:
+        result = await env.run(scenario("corporate_proxy_buffering.yaml"))
+    finally:
+        await env.close()
+    failed = {v.requirement for v in result.verdicts if v.outcome == "fail"}
+    assert requirement in failed, failed
