@@ -117,6 +117,9 @@ class GatewayLimits(_Model):
     dispose_within: Duration = 2.0
     """After the browser goes away, the gateway must close its model stream and stop calling
     the model and the tools within this time (scaled, never below 0.5 s)."""
+    gateway_run_timeout: Duration = 120.0
+    """The run bound the gateway is given (scaled) as ``STREAMPROOF_RUN_TIMEOUT``: the seed's
+    ``new SseEmitter(120_000L)``. A scenario that changes it restarts the gateway."""
 
 
 ModelPath = Literal["direct", "forward-proxy", "buffering-proxy"]
@@ -207,7 +210,13 @@ class GatewayScenario(_Model):
             implied.add("none_mode")
         if self.expect.auth:
             implied.add("auth")
-        order: tuple[GatewayCapability, ...] = ("multi_agent", "none_mode", "history", "auth")
+        order: tuple[GatewayCapability, ...] = (
+            "multi_agent",
+            "none_mode",
+            "history",
+            "auth",
+            "run_timeout",
+        )
         return tuple(c for c in order if c in implied)
 
     @property

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.capabilities import GATEWAY_CAPABILITIES, missing_reason
+from harness.durations import DEFAULT_TIME_SCALE
 from harness.suites.gateway.runner import GatewayEnvironment, ScenarioResult, proxy_environment
 from harness.suites.gateway.scenario import GatewayScenario
 from harness.suites.gateway.target import load_target
@@ -123,3 +125,77 @@ async def test_the_buffering_scenario_catches_a_mutant(bug: str, requirement: st
         await env.close()
     failed = {v.requirement for v in result.verdicts if v.outcome == "fail"}
     assert requirement in failed, failed
+
+
+def idle_scenarios() -> dict[str, GatewayScenario]:
+    out = {}
+    for loaded in load_scenarios(SCENARIOS / "corporate_proxy_idle.yaml"):
+        assert isinstance(loaded.scenario, GatewayScenario)
+        out[loaded.scenario.id.removeprefix("gateway/corporate-proxy-")] = loaded.scenario
+    return out
+
+
+def verdict_of(result: ScenarioResult, requirement: str) -> str:
+    return next(v.outcome.value for v in result.verdicts if v.requirement == requirement)
+
+
+@pytest.fixture
+async def scaled() -> AsyncIterator[GatewayEnvironment]:
+    """The reference at the CLI's default time scale (0.1): the black hole's 30 s bound is 3 s."""
+    require_module("google.adk")
+    require_module("mitmproxy")
+    env = GatewayEnvironment(load_target(None), time_scale=DEFAULT_TIME_SCALE)
+    await env.start()
+    yield env
+    await env.close()
+
+
+async def test_a_proxy_that_drops_the_quiet_stream_never_hangs_the_reference(
+    scaled: GatewayEnvironment,
+) -> None:
+    environment = scaled
+    scenarios = idle_scenarios()
+    for how in ("fin", "rst"):
+        result = await environment.run(scenarios[f"idle-{how}"])
+        assert not failures(result), failures(result)
+        (end,) = [e for e in result.observation.link_events["model"] if e.kind == "end"]
+        assert (end.how, end.by) == (how, "proxy")
+        assert verdict_of(result, "GW-ERROR-FRAME") == "pass"
+    result = await environment.run(scenarios["black-hole"])
+    assert not failures(result), failures(result)
+    observation = result.observation
+    assert observation.run_bound_s == pytest.approx(3.0)  # 30 s at the default scale, 0.1
+    assert verdict_of(result, "GW-RUN-BOUND") == "pass"
+    assert verdict_of(result, "GW-RUN-BOUND-ERROR") == "pass"
+    # the proxy swallowed everything after the first event and closed nothing: the gateway
+    # closed the model call itself, at its bound
+    (end,) = [e for e in observation.link_events["model"] if e.kind == "end"]
+    assert end.by == "client" and 2.9 < end.t < 4.5
+    assert observation.frames[-1].event == "error"
+
+
+async def test_a_gateway_without_a_run_bound_hangs_on_the_black_hole_and_is_caught() -> None:
+    require_module("google.adk")
+    require_module("mitmproxy")
+    env = GatewayEnvironment(load_target(None), bug="no-run-timeout", time_scale=DEFAULT_TIME_SCALE)
+    await env.start()
+    try:
+        result = await env.run(idle_scenarios()["black-hole"])
+    finally:
+        await env.close()
+    assert result.observation.response.end == "timeout"
+    assert verdict_of(result, "GW-RUN-BOUND") == "fail"
+    assert verdict_of(result, "GW-RUN-BOUND-ERROR") == "non-strict"
+
+
+def test_a_target_that_does_not_declare_a_run_bound_skips_the_black_hole() -> None:
+    target = load_target(None)
+    assert "run_timeout" in target.declared
+    silent = target.model_copy(update={"run_timeout": False})
+    black_hole = idle_scenarios()["black-hole"]
+    reason = missing_reason(
+        silent.name, black_hole.all_needs, silent.declared, GATEWAY_CAPABILITIES
+    )
+    assert reason is not None and "run_timeout" in reason and "STREAMPROOF_RUN_TIMEOUT" in reason
+    # the proxy that closes the stream needs no declared bound
+    assert "run_timeout" not in idle_scenarios()["idle-fin"].all_needs
