@@ -46,7 +46,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from harness.durations import TimeScale
-from harness.faults.engines.catalog import engine_support
+from harness.faults.engines.catalog import engine_support, intercepted_tls_problems
 from harness.faults.engines.mitmproxy_addon import PlanAddon
 from harness.faults.plan import Fault
 from harness.faults.records import LinkEvent
@@ -320,6 +320,8 @@ class MitmproxyLink:
         judge a plan before; this keeps a link from running a plan it would only pretend to).
         """
         problems = engine_support("mitmproxy").rejections(faults, f"links.{self.link}")
+        if self._origin is None:
+            problems += intercepted_tls_problems(faults, f"links.{self.link}")
         if faults and self.buffer_sse:
             problems.append(
                 f"links.{self.link}: a link that buffers SSE responses carries out no fault plan"

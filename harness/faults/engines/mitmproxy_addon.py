@@ -444,8 +444,8 @@ class PlanAddon:
         streams = self._streams.get(ex.client.id)
         if ex.client.tls:
             # The socket carries TLS that mitmproxy terminates: raw bytes would corrupt it.
-            # Plans on an intercepted TLS link are limited to what the stream callable writes
-            # and to cuts (README, "Through a corporate proxy"); end the exchange plainly.
+            # A forward link rejects the plans that would write here
+            # (catalog.intercepted_tls_problems); should one get through, end the exchange.
             self._end(ex, "fin", "proxy", "cannot write outside the body on intercepted TLS")
             self._spawn_cut(ex, "fin")
             return

@@ -20,7 +20,7 @@ from pydantic import (
 from harness.capabilities import GatewayCapability
 from harness.durations import Duration
 from harness.fakes.records import MARKER_PLACEHOLDER
-from harness.faults.engines.catalog import engine_problems
+from harness.faults.engines.catalog import engine_problems, intercepted_tls_problems
 from harness.faults.plan import Links
 from harness.patterns import check_names, json_schema_pattern
 from harness.protocol.gemini import ModelTurn
@@ -185,6 +185,7 @@ class GatewayScenario(_Model):
                 f"links.engine.model cannot be {named}"
             )
         problems = engine_problems({"model": self.links.model}, [("model", PROXY_ENGINE)])
+        problems += intercepted_tls_problems(self.links.model, "links.model")
         if problems:
             raise ValueError("; ".join(problems))
         if self.model_path == "buffering-proxy" and self.links.model:

@@ -176,3 +176,25 @@ async def test_a_stall_is_a_black_hole_nothing_arrives_and_nothing_closes(
     assert b"".join(c for _, c in got).count(b"data: ") == 1
     assert not kinds(link.events, "end") or kinds(link.events, "end")[0].by == "client"
     await link.close()
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        {"when": {"after": "1s"}, "do": "end_clean"},
+        {"when": {"after_event": 1}, "do": {"stall": {"for": "1s"}}},
+    ],
+)
+async def test_a_forward_link_rejects_what_would_write_outside_the_body(
+    engine: MitmproxyEngine, fault: dict[str, Any]
+) -> None:
+    link = engine.forward_link("model")
+    with pytest.raises(ValueError, match="intercepts TLS"):
+        link.load(parse_plan([fault]))
+    # the same plan is fine on a reverse link, and cuts are fine on a forward one
+    engine.link("model", "http://127.0.0.1:9").load(parse_plan([fault]))
+    link.load(
+        parse_plan(
+            [{"when": {"idle": "1s"}, "do": "rst"}, {"when": {"after_event": 2}, "do": "end_clean"}]
+        )
+    )

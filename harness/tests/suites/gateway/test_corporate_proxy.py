@@ -59,6 +59,10 @@ def test_a_proxy_path_runs_the_model_link_on_mitmproxy_and_rejects_another_engin
     data = plain.model_dump(mode="json", by_alias=True, exclude_defaults=True)
     with pytest.raises(ValueError, match=r"links\.engine\.model cannot be toxiproxy"):
         GatewayScenario.model_validate({**data, "links": {"engine": {"model": "toxiproxy"}}})
+    with pytest.raises(ValueError, match=r"intercepts TLS .*after: 1s -> end_clean"):
+        GatewayScenario.model_validate(
+            {**data, "links": {"model": [{"when": {"after": "1s"}, "do": "end_clean"}]}}
+        )
     buffered = {**data, "model_path": "buffering-proxy"}
     with pytest.raises(ValueError, match=r"leave links\.model empty"):
         GatewayScenario.model_validate(
