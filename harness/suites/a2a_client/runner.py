@@ -34,7 +34,6 @@ from harness.suites.a2a_client.result import ClientRun
 from harness.suites.a2a_client.scenario import A2AClientScenario
 from harness.suites.a2a_client.target import ClientTarget, run_client_turn
 from harness.targets.errors import TargetConfigError, TargetError
-from harness.targets.proxy_env import proxy_environment
 from harness.verdicts import Verdict
 
 __all__ = ["A2AClientEnvironment", "A2AClientScenarioResult"]
@@ -73,10 +72,6 @@ class A2AClientEnvironment:
         self.fake = FakeA2AServer()
         self.link: FaultLink | None = None
         self.link_engine: str | None = None
-        self._path = "direct"
-        """How the client reaches the fake: ``direct`` (through the link's address) or
-        ``forward-proxy`` (the fake's own address, the link as ``HTTP_PROXY``)."""
-        self._proxy_env: dict[str, str] = {}
         self.engines = EnginePool(engine)
         self._fake_url: str | None = None
         self._url: str | None = None
@@ -117,32 +112,19 @@ class A2AClientEnvironment:
             await self.fake.close()
             raise
 
-    async def _use_engine(self, name: str, path: str = "direct") -> None:
+    async def _use_engine(self, name: str) -> None:
         """Put the A2A link on engine ``name`` (the client is started per turn with the
-        link's address, so a link can change between scenarios); on the ``forward-proxy``
-        path the link is a forward proxy and the client is given the fake's own address and
-        the proxy variables."""
-        if name == self.link_engine and path == self._path:
+        link's address, so a link can change between scenarios)."""
+        if name == self.link_engine:
             return
         assert self._fake_url is not None
         if self.link is not None:
             await self.link.close()
             self.link, self.link_engine, self._url = None, None, None
         engine = await self.engines.get(name)
-        link: FaultLink
-        if path == "forward-proxy":
-            from harness.faults.engines.mitmproxy import MitmproxyEngine
-
-            if not isinstance(engine, MitmproxyEngine):
-                raise TypeError("a2a_path forward-proxy needs the mitmproxy engine")
-            link = engine.forward_link("a2a", time_scale=self.scale)
-            self._proxy_env = proxy_environment(await link.start())
-            self._url = self._fake_url
-        else:
-            link = engine.link("a2a", self._fake_url, time_scale=self.scale)
-            self._proxy_env = {}
-            self._url = await link.start()
-        self.link, self.link_engine, self._path = link, name, path
+        link = engine.link("a2a", self._fake_url, time_scale=self.scale)
+        self._url = await link.start()
+        self.link, self.link_engine = link, name
 
     async def close(self) -> None:
         if self.link is not None:
@@ -159,17 +141,16 @@ class A2AClientEnvironment:
         if missing:
             reason = missing_reason(self.target.name, missing, (), CLIENT_CAPABILITIES)
             raise ScenarioSkipped(reason)
-        named: dict[str, str] = {str(k): str(v) for k, v in scenario.links.engine.items()}
-        if scenario.a2a_path == "forward-proxy":
-            named["a2a"] = "mitmproxy"
-        chosen, problems = self.engines.choose({"a2a": scenario.links.a2a}, named.items())
+        chosen, problems = self.engines.choose(
+            {"a2a": scenario.links.a2a}, scenario.links.engine.items()
+        )
         if problems:
             raise ScenarioSkipped(
                 f"the run's engine {self.engines.default} cannot carry out this scenario's "
                 f"plan: {'; '.join(problems)}"
             )
         await self.engines.ready(chosen.values())
-        await self._use_engine(chosen["a2a"], scenario.a2a_path)
+        await self._use_engine(chosen["a2a"])
         link = self.link
         assert link is not None and self._url is not None
         scale = self.scale
@@ -198,7 +179,6 @@ class A2AClientEnvironment:
                 context_id=context_id,
                 bug=self.bug,
                 time_scale=self.scale.factor,
-                proxy_env=self._proxy_env,
             )
 
         turns = [await turn(0, scenario.client.prompt, None, None)]

@@ -265,11 +265,6 @@ class A2AClientScenario(_Model):
     ] = None
     server: ServerBehaviour = Field(default_factory=ServerBehaviour)
     links: A2AClientLinks = A2AClientLinks()
-    a2a_path: Literal["direct", "forward-proxy"] = "direct"
-    """How the client reaches the fake A2A server. ``direct``: ``STREAMPROOF_A2A_URL`` names
-    the a2a link. ``forward-proxy``: a corporate forward proxy (mitmproxy in regular mode)
-    carries the a2a link; the client gets the fake's own URL and ``HTTP_PROXY``/
-    ``HTTPS_PROXY`` naming the proxy, and must go through it."""
     expect: A2AClientExpect = A2AClientExpect()
     limits: A2AClientLimits = A2AClientLimits()
 
@@ -282,16 +277,6 @@ class A2AClientScenario(_Model):
         except ValidationError as exc:
             err = exc.errors(include_url=False)[0]
             raise ValueError(str(err["msg"]).removeprefix("Value error, ")) from None
-        if self.a2a_path == "forward-proxy":
-            named = self.links.engine.get("a2a")
-            if named is not None and named != "mitmproxy":
-                raise ValueError(
-                    f"a2a_path forward-proxy runs the a2a link on mitmproxy; "
-                    f"links.engine.a2a cannot be {named}"
-                )
-            problems = engine_problems({"a2a": self.links.a2a}, [("a2a", "mitmproxy")])
-            if problems:
-                raise ValueError("; ".join(problems))
         if self.expect.follow_up is not None and self.client.follow_up is None:
             raise ValueError("expect.follow_up needs client.follow_up, the answer to send")
         turns = 2 if self.client.follow_up is not None else 1

@@ -25,7 +25,6 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Final, Literal
 
@@ -135,11 +134,9 @@ def client_environment(
     task_id: str | None = None,
     context_id: str | None = None,
     bug: str | None = None,
-    proxy_env: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The process environment of one turn: the harness's own (minus ``STREAMPROOF_*``), the
-    target's ``env``, then the contract's variables (and, behind a forward proxy, the proxy
-    variables, :func:`~harness.targets.proxy_env.proxy_environment`)."""
+    target's ``env``, then the contract's variables."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_CONTRACT_PREFIX)}
     env.update(target.env)
     env.update(
@@ -150,7 +147,6 @@ def client_environment(
             "STREAMPROOF_IDLE_S": f"{idle_s:g}",
         }
     )
-    env.update(proxy_env or {})
     if task_id is not None:
         env["STREAMPROOF_TASK_ID"] = task_id
     if context_id is not None:
@@ -227,7 +223,6 @@ async def run_client_turn(
     context_id: str | None = None,
     bug: str | None = None,
     time_scale: float = 1.0,
-    proxy_env: Mapping[str, str] | None = None,
 ) -> ClientRun:
     """Run the client once and record what it did. ``deadline_s``, ``idle_s`` and ``grace_s``
     are already scaled (by ``time_scale``, which messages use to give both clocks); ``epoch``
@@ -246,7 +241,6 @@ async def run_client_turn(
         task_id=task_id,
         context_id=context_id,
         bug=bug,
-        proxy_env=proxy_env,
     )
     bound = deadline_s + max(grace_s, MIN_GRACE_S) + target.startup_grace
     running_for = f"still running {on_both_clocks(bound, time_scale)} after it started"

@@ -33,7 +33,6 @@ from harness.suites.gateway.observation import AuthProbe, ChatResponse, Frame, G
 from harness.suites.gateway.scenario import GatewayLimits, GatewayScenario, ModelPath
 from harness.suites.gateway.target import GatewayTarget, RunningGateway, start_gateway
 from harness.targets.errors import TargetConfigError, TargetError
-from harness.targets.proxy_env import proxy_environment
 from harness.verdicts import Verdict
 
 CONTRACT_TOOL = "lookupOrder"
@@ -351,6 +350,21 @@ class GatewayEnvironment:
             run_bound_s=self._run_bound if "run_timeout" in self.target.declared else None,
         )
         return ScenarioResult(observation, tuple(check_gateway(observation)))
+
+
+def proxy_environment(proxy_url: str, ca_file: str) -> dict[str, str]:
+    """What a gateway behind a corporate proxy is given (README, "Through a corporate proxy"):
+    the proxy for both schemes in both spellings, ``NO_PROXY`` emptied (an inherited one must
+    not exempt the fake model on loopback) and the proxy's CA as the only trusted one."""
+    return {
+        "HTTPS_PROXY": proxy_url,
+        "HTTP_PROXY": proxy_url,
+        "https_proxy": proxy_url,
+        "http_proxy": proxy_url,
+        "NO_PROXY": "",
+        "no_proxy": "",
+        "SSL_CERT_FILE": ca_file,
+    }
 
 
 async def _stream_chat(

@@ -15,11 +15,10 @@ import pytest
 
 from harness.capabilities import GATEWAY_CAPABILITIES, missing_reason
 from harness.durations import DEFAULT_TIME_SCALE
-from harness.suites.gateway.runner import GatewayEnvironment, ScenarioResult
+from harness.suites.gateway.runner import GatewayEnvironment, ScenarioResult, proxy_environment
 from harness.suites.gateway.scenario import GatewayScenario
 from harness.suites.gateway.target import load_target
 from harness.suites.loading import load_scenarios
-from harness.targets.proxy_env import proxy_environment
 from harness.tests.conftest import require_module
 
 ROOT = Path(__file__).resolve().parents[4]
