@@ -25,7 +25,7 @@ class ScenarioSkipped(Exception):
     """The target does not declare a capability the scenario needs; the message says which."""
 
 
-GatewayCapability = Literal["multi_agent", "none_mode", "history", "auth"]
+GatewayCapability = Literal["multi_agent", "none_mode", "history", "auth", "run_timeout"]
 ClientCapability = Literal["follow_up", "proxy_env"]
 Wire = Literal["0.3", "1.0"]
 
@@ -35,6 +35,8 @@ GATEWAY_CAPABILITIES: Mapping[str, str] = {
     "none_mode": "a non-streaming (NONE mode) chat endpoint, endpoints.chat_none",
     "history": "a history endpoint that reads the session, endpoints.history",
     "auth": "bearer-token users, auth.users (two of them)",
+    "run_timeout": "a run bound: a run still going after STREAMPROOF_RUN_TIMEOUT seconds is "
+    "stopped, run_timeout: true",
 }
 CLIENT_CAPABILITIES: Mapping[str, str] = {
     "follow_up": "a follow-up turn that replies to input-required with STREAMPROOF_TASK_ID and "

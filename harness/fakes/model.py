@@ -41,6 +41,7 @@ from aiohttp import web
 from harness.durations import TimeScale
 from harness.fakes.records import ModelCall
 from harness.fakes.serving import serve
+from harness.fakes.tls import SelfSignedCert
 from harness.protocol import gemini
 from harness.protocol.gemini import ModelTurn
 
@@ -118,6 +119,8 @@ class FakeModel:
         self._line_end = line_end
         self._runner: web.AppRunner | None = None
         self._base_url: str | None = None
+        self._tls: SelfSignedCert | None = None
+        self._tls_url: str | None = None
         self._stopping = False
         self._active = 0
         self._turns: tuple[ModelTurn, ...] = ()
@@ -140,6 +143,34 @@ class FakeModel:
         self._runner = runner
         return self._base_url
 
+    async def serve_tls(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        """Serve the same fake over HTTPS too, on ``host:port`` (port 0: any free port), with a
+        self-signed certificate made now (:class:`~harness.fakes.tls.SelfSignedCert`, removed
+        on :meth:`close`); returns the ``https://`` base URL. Calls through either URL share one
+        script and one list of records. Once is enough: a second call returns the same URL."""
+        if self._runner is None:
+            raise RuntimeError("the fake model is not running; await start() first")
+        if self._tls_url is not None:
+            return self._tls_url
+        cert = SelfSignedCert()
+        before = {tuple(a) for a in self._runner.addresses}
+        site = web.TCPSite(self._runner, host, port, ssl_context=cert.server_context())
+        try:
+            await site.start()
+        except BaseException:
+            cert.close()
+            raise
+        self._tls = cert
+        bound = next(a[1] for a in self._runner.addresses if tuple(a) not in before)
+        shown = f"[{host}]" if ":" in host else host
+        self._tls_url = f"https://{shown}:{bound}"
+        return self._tls_url
+
+    @property
+    def tls_url(self) -> str | None:
+        """The ``https://`` base URL once :meth:`serve_tls` ran, else ``None``."""
+        return self._tls_url
+
     async def close(self) -> None:
         """Stop serving; streams in progress end at once (not recorded as closed early)."""
         runner, self._runner = self._runner, None
@@ -148,6 +179,10 @@ class FakeModel:
         self._stopping = True
         await runner.cleanup()
         self._base_url = None
+        self._tls_url = None
+        if self._tls is not None:
+            self._tls.close()
+            self._tls = None
 
     @property
     def base_url(self) -> str:

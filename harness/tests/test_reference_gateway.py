@@ -1116,3 +1116,21 @@ async def test_mutant_final_always_true(
     chat = await (await gateways("final-always-true")).chat(new_session())
     messages = [f.data for f in chat.frames if f.type == "message"]
     assert messages[0] == {"author": "support", "text": "Let me check.", "final": True}
+
+
+@on_module_loop
+async def test_mutant_no_run_timeout(model: FakeModel, tools: FakeTools) -> None:
+    """Given a 1 s bound, the mutant lets a model that thinks 2.5 s finish: no TIMEOUT frame
+    (the reference cuts it at 1 s, test_run_timeout_cancels_and_sigterm_cleans_up)."""
+    gateway = await start_gateway(
+        model, tools, bug="no-run-timeout", env={"STREAMPROOF_RUN_TIMEOUT": "1"}
+    )
+    try:
+        load(model, tools, turns({"chunks": ["Thinking ", {"text": "done.", "delay": 2.5}]}))
+        chat = await gateway.chat(new_session(), limit_s=20)
+        assert types_of(chat.frames) == ["delta", "delta", "message", "done"]
+        assert model.calls[0].completed
+    finally:
+        await gateway.stop()
+    assert "Traceback" not in gateway.stderr_path.read_text()
+    gateway.stderr_path.unlink()

@@ -46,7 +46,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from harness.durations import TimeScale
-from harness.faults.engines.catalog import engine_support
+from harness.faults.engines.catalog import engine_support, intercepted_tls_problems
 from harness.faults.engines.mitmproxy_addon import PlanAddon
 from harness.faults.plan import Fault
 from harness.faults.records import LinkEvent
@@ -57,13 +57,15 @@ with warnings.catch_warnings():
     from mitmproxy.addons.proxyserver import Proxyserver
     from mitmproxy.tools.dump import DumpMaster
 
-__all__ = ["MitmproxyEngine", "MitmproxyLink"]
+__all__ = ["CA_CERT_FILE", "MitmproxyEngine", "MitmproxyLink"]
 
 _LOOPBACK: Final = frozenset({"127.0.0.1", "::1", "localhost"})
 _NO_IDLE_TIMEOUT: Final = 7 * 24 * 3600
 """mitmproxy's ``tcp_timeout`` (default 600 s) closes a connection quiet that long; the plan
 decides when a link closes one, so the engine sets it out of reach."""
 _LISTEN_ATTEMPTS: Final = 5
+CA_CERT_FILE: Final = "mitmproxy-ca-cert.pem"
+"""The CA certificate (PEM, no key) mitmproxy writes into its configuration folder."""
 
 
 class _SharedMaster:
@@ -87,7 +89,12 @@ class _SharedMaster:
             # the addons that keep files there (the CA) read it on configure only, and the
             # first configure does not name it (mitmproxy's run() makes up for it in running).
             master.options.update(
-                confdir=str(confdir), connection_strategy="lazy", tcp_timeout=_NO_IDLE_TIMEOUT
+                confdir=str(confdir),
+                connection_strategy="lazy",
+                tcp_timeout=_NO_IDLE_TIMEOUT,
+                # Forward links intercept TLS towards the fakes, whose certificates are made at
+                # run time and self-signed; reverse links' upstreams are the harness's own too.
+                ssl_insecure=True,
             )
             # ErrorCheck hooks the root logger to stop a command-line run that logged an error
             # at start-up; the engine reports its own errors, so it is unhooked at once.
@@ -196,19 +203,29 @@ class MitmproxyLink:
         self,
         engine: MitmproxyEngine,
         link: str,
-        upstream: str,
+        upstream: str | None,
         *,
         time_scale: float | TimeScale = 1.0,
+        buffer_sse: bool = False,
     ) -> None:
-        parts = urlsplit(upstream)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"upstream must be an http(s) URL, not {upstream!r}")
-        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        self._origin = f"{parts.scheme}://{host}:{port}"
+        if upstream is None:
+            # A forward proxy: clients name the server in each request (or CONNECT).
+            self._origin: str | None = None
+            self.upstream = ""
+            parts = urlsplit("")
+        else:
+            parts = urlsplit(upstream)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"upstream must be an http(s) URL, not {upstream!r}")
+            host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            self._origin = f"{parts.scheme}://{host}:{port}"
+            self.upstream = upstream.rstrip("/")
         self._engine = engine
         self.link = link
-        self.upstream = upstream.rstrip("/")
+        self.buffer_sse = buffer_sse
+        """Hold each SSE response until upstream ends it, then send it whole (what a buffering
+        corporate proxy does); only on a link with an empty plan."""
         self.time_scale = time_scale if isinstance(time_scale, TimeScale) else TimeScale(time_scale)
         self._base_path = parts.path.rstrip("/")
         self._addon: PlanAddon | None = None
@@ -227,7 +244,11 @@ class MitmproxyLink:
             raise RuntimeError(f"link {self.link!r}: the proxy is already running")
         shared = self._engine._running()
         addon = PlanAddon(
-            self.link, shared.master, base_path=self._base_path, time_scale=self.time_scale
+            self.link,
+            shared.master,
+            base_path=self._base_path,
+            time_scale=self.time_scale,
+            buffer_sse=self.buffer_sse,
         )
         addon.use_plan(self._faults)
         addon.set_epoch(self._epoch)
@@ -253,7 +274,10 @@ class MitmproxyLink:
         for attempt in range(attempts):
             listen_port = port or _free_port(host)
             shown = f"[{host}]" if ":" in host else host
-            mode = f"reverse:{self._origin}@{shown}:{listen_port}"
+            if self._origin is None:
+                mode = f"regular@{shown}:{listen_port}"
+            else:
+                mode = f"reverse:{self._origin}@{shown}:{listen_port}"
             addon.spec = mode
             try:
                 address = await shared.listen(mode)
@@ -296,6 +320,12 @@ class MitmproxyLink:
         judge a plan before; this keeps a link from running a plan it would only pretend to).
         """
         problems = engine_support("mitmproxy").rejections(faults, f"links.{self.link}")
+        if self._origin is None:
+            problems += intercepted_tls_problems(faults, f"links.{self.link}")
+        if faults and self.buffer_sse:
+            problems.append(
+                f"links.{self.link}: a link that buffers SSE responses carries out no fault plan"
+            )
         if problems:
             raise ValueError("; ".join(problems))
         self._faults = tuple(faults)
@@ -371,6 +401,16 @@ class MitmproxyEngine:
         """mitmproxy's configuration folder (its CA) while the engine runs."""
         return self._shared.confdir if self._shared is not None else None
 
+    @property
+    def ca_cert(self) -> Path:
+        """The PEM file of the CA with which a forward link intercepts TLS (what a client of the
+        link must trust, e.g. through ``SSL_CERT_FILE``); made in the engine's configuration
+        folder when the engine starts."""
+        path = self._running().confdir / CA_CERT_FILE
+        if not path.is_file():
+            raise RuntimeError(f"mitmproxy made no CA certificate at {path}")
+        return path
+
     async def start(self) -> None:
         if self._shared is None:
             self._shared = _acquire()
@@ -379,6 +419,16 @@ class MitmproxyEngine:
         self, link: str, upstream: str, *, time_scale: float | TimeScale = 1.0
     ) -> MitmproxyLink:
         return MitmproxyLink(self, link, upstream, time_scale=time_scale)
+
+    def forward_link(
+        self, link: str, *, time_scale: float | TimeScale = 1.0, buffer_sse: bool = False
+    ) -> MitmproxyLink:
+        """A new link (not started) that is a forward proxy, as a corporate proxy is: clients
+        reach it through ``HTTP_PROXY``/``HTTPS_PROXY``, its ``base_url`` is the proxy's URL,
+        and it intercepts TLS with the engine's CA (:attr:`ca_cert`) without verifying the
+        servers' certificates (mitmproxy's ``ssl_insecure``: the fakes' are self-signed).
+        ``buffer_sse``: SSE responses are held until they end, then sent whole."""
+        return MitmproxyLink(self, link, None, time_scale=time_scale, buffer_sse=buffer_sse)
 
     async def close(self) -> None:
         """Close every link still open, then let go of the master (shut down with the last

@@ -97,6 +97,8 @@ class _Exchange:
     chunked: bool = False
     """The downstream body is chunked (an empty piece is its terminator)."""
     ended: bool = False
+    buffered: bool = False
+    """The SSE body is held by mitmproxy until upstream ends it (a buffering proxy)."""
     timer: asyncio.TimerHandle | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -109,9 +111,18 @@ class PlanAddon:
     """
 
     def __init__(
-        self, link: str, master: Master, *, base_path: str = "", time_scale: TimeScale
+        self,
+        link: str,
+        master: Master,
+        *,
+        base_path: str = "",
+        time_scale: TimeScale,
+        buffer_sse: bool = False,
     ) -> None:
         self.link = link
+        self.buffer_sse = buffer_sse
+        """SSE responses are buffered whole (mitmproxy's default for a body that is not
+        streamed) and recorded once upstream has ended them; the plan is empty."""
         self.name = f"streamproof-{link}-{id(self):x}"
         """The addon's name in mitmproxy's addon manager (unique per link)."""
         self.spec: str | None = None
@@ -272,6 +283,15 @@ class PlanAddon:
                     response.stream = True  # what follows is dropped with the connection
                     return
         headers = response.headers
+        encoding = headers.get("content-encoding", "identity").strip().lower()
+        media_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        sse = media_type == "text/event-stream" and encoding in ("", "identity")
+        loop = asyncio.get_running_loop()
+        if self.buffer_sse and sse:
+            # No ``response.stream``: mitmproxy reads the whole body before it sends anything.
+            ex.buffered = True
+            ex.shaper = Shaper(ex.selected, sse=True, scale=self.time_scale, clock=loop.time)
+            return
         if (
             flow.request.http_version == "HTTP/1.1"
             and flow.request.method.upper() != "HEAD"
@@ -284,10 +304,6 @@ class PlanAddon:
             ex.chunked = True
             if any(f.do.end_clean for _, f in ex.selected):
                 headers["connection"] = "close"
-        encoding = headers.get("content-encoding", "identity").strip().lower()
-        media_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        sse = media_type == "text/event-stream" and encoding in ("", "identity")
-        loop = asyncio.get_running_loop()
         ex.shaper = Shaper(ex.selected, sse=sse, scale=self.time_scale, clock=loop.time)
         response.stream = functools.partial(self._body, ex)
         # mitmproxy writes the headers as this hook returns, in the same step of the loop: a
@@ -300,6 +316,18 @@ class PlanAddon:
         if ex is None or ex.ended:
             return
         shaper = ex.shaper
+        if ex.buffered and shaper is not None and flow.response is not None:
+            # The whole body goes out as this hook returns: record its events now.
+            out: list[bytes] = []
+            self._start(ex, out)
+            body = flow.response.raw_content or b""
+            if not ex.ended and body:
+                self._perform(ex, shaper.feed(body), out)
+            if not ex.ended:
+                self._perform(ex, shaper.eof(), out)
+            if not ex.ended:
+                self._end(ex, "clean", "upstream", "buffered whole")
+            return
         while shaper is not None and shaper.stalled and not ex.ended:
             # A stall outlives the upstream body; its timers wake this loop.
             outcome = await self._hold(ex, None, wakeable=True)
@@ -414,6 +442,13 @@ class PlanAddon:
         """Write to the client's socket outside the stream callable (bytes as they go on the
         wire: a chunk's framing included)."""
         streams = self._streams.get(ex.client.id)
+        if ex.client.tls:
+            # The socket carries TLS that mitmproxy terminates: raw bytes would corrupt it.
+            # A forward link rejects the plans that would write here
+            # (catalog.intercepted_tls_problems); should one get through, end the exchange.
+            self._end(ex, "fin", "proxy", "cannot write outside the body on intercepted TLS")
+            self._spawn_cut(ex, "fin")
+            return
         if streams is not None and not streams[1].transport.is_closing():
             streams[1].write(raw)
 

@@ -112,6 +112,9 @@ class GatewayObservation(_Record):
     ``run_timeout``, never below a floor that protects verdicts under load."""
     target_log: str = ""
     """The tail of the target's stdout and stderr, when the harness started it."""
+    run_bound_s: float | None = None
+    """The run bound the gateway was given (real seconds, ``STREAMPROOF_RUN_TIMEOUT``) when the
+    target declares that it honours it; ``None``: no bound to judge against."""
 
     def stream_wait(self) -> str:
         """How long the stream was given to end, on both clocks (``10.00s (60s scenario

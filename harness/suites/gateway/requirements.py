@@ -140,6 +140,23 @@ GATEWAY: list[Requirement] = [
         "A gateway: Event to Server-Sent Events",
     ),
     _gw(
+        "GW-RUN-BOUND",
+        MUST,
+        "A run still going at the run bound the gateway declares (the seed's emitter: 120 s) "
+        "is stopped: its model call is closed and the stream ends, even while the model "
+        "stream sends nothing and nothing closes it.",
+        "A gateway: Event to Server-Sent Events (new SseEmitter(120_000L); "
+        "emitter.onTimeout(sub::dispose)); Failure modes: Orphaned runs",
+    ),
+    _gw(
+        "GW-RUN-BOUND-ERROR",
+        SHOULD,
+        "A run stopped by its bound ends with an error frame, so the browser's draft is "
+        "cleared and the user sees that the answer failed.",
+        "The client: append, then replace (clearing the draft on errors); the seed's "
+        "controller itself only disposes on timeout, hence SHOULD",
+    ),
+    _gw(
         "GW-NO-HALF-RECORD",
         MUST,
         "When the answer's stream breaks, the deltas received so far stay a draft: no half "

@@ -30,7 +30,7 @@ from harness.sse import Decoder
 from harness.suites.gateway.checks import check_gateway
 from harness.suites.gateway.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
 from harness.suites.gateway.observation import AuthProbe, ChatResponse, Frame, GatewayObservation
-from harness.suites.gateway.scenario import GatewayScenario
+from harness.suites.gateway.scenario import GatewayLimits, GatewayScenario, ModelPath
 from harness.suites.gateway.target import GatewayTarget, RunningGateway, start_gateway
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.verdicts import Verdict
@@ -45,6 +45,10 @@ the bound is seen closed."""
 QUIET_SECONDS = 0.5
 """After a run that did not end cleanly, the fakes must see no call for this long before the
 next scenario starts (an orphaned run goes on calling the model between its steps)."""
+LINK_SETTLE_SECONDS = 0.5
+"""After a stream ended, how long (real time, at most) the harness lets the model link see the
+gateway close a model call it has just given up (a run stopped at its bound closes its model
+call just before its last frame): the link's records are read after that."""
 SETTLE_SECONDS = 2.0
 """How long (scaled, at least 1 s) the harness waits after a stream ends for the model calls the
 gateway still has open to finish, before it reads the history."""
@@ -79,6 +83,10 @@ class GatewayEnvironment:
         self._link_engines: dict[str, str] = {}
         """The engine of each link in place (the model link's is fixed while the gateway runs:
         the gateway was started with its address)."""
+        self._run_bound: float | None = None
+        """The run bound (real seconds) the running gateway was given."""
+        self._model_path: ModelPath = "direct"
+        """How the running gateway reaches the model (fixed while it runs, as the engine)."""
         self._contract_env: dict[str, str] = {}
 
     async def _wait_quiet(self, limit: float) -> None:
@@ -143,18 +151,46 @@ class GatewayEnvironment:
             "GOOGLE_GENAI_USE_VERTEXAI": "false",
             "STREAMPROOF_TOOL_URL": tools_url,
         }
-        await self._start_gateway(self.engines.default)
+        await self._start_gateway(
+            self.engines.default, "direct", self.scale(GatewayLimits().gateway_run_timeout)
+        )
         await self._browser_link(self.engines.default)
 
-    async def _start_gateway(self, model_engine: str) -> None:
+    async def _start_gateway(
+        self, model_engine: str, model_path: ModelPath, run_bound: float
+    ) -> None:
         """Start the gateway behind a model link of ``model_engine`` (the gateway reaches the
         fake model through the link, so the scenario can reset, stall or split what the model
-        sends)."""
+        sends). On a proxy path the link is a forward proxy that intercepts TLS, and the
+        gateway learns of it only through the proxy variables (:func:`proxy_environment`)."""
         engine = await self.engines.get(model_engine)
-        model_link = engine.link("model", self._model_url, time_scale=self.scale)
+        model_link: FaultLink
+        if model_path == "direct":
+            model_link = engine.link("model", self._model_url, time_scale=self.scale)
+            model_env = {"GOOGLE_GEMINI_BASE_URL": await model_link.start()}
+        else:
+            from harness.faults.engines.mitmproxy import MitmproxyEngine
+
+            if not isinstance(engine, MitmproxyEngine):
+                raise TypeError(f"model_path {model_path} needs the mitmproxy engine")
+            forward = engine.forward_link(
+                "model", time_scale=self.scale, buffer_sse=model_path == "buffering-proxy"
+            )
+            model_link = forward
+            proxy_url = await forward.start()
+            model_env = {
+                **proxy_environment(proxy_url, str(engine.ca_cert)),
+                "GOOGLE_GEMINI_BASE_URL": await self.model.serve_tls(),
+            }
         self.links["model"] = model_link
         self._link_engines["model"] = model_engine
-        env = {**self._contract_env, "GOOGLE_GEMINI_BASE_URL": await model_link.start()}
+        self._model_path = model_path
+        self._run_bound = run_bound
+        env = {
+            **self._contract_env,
+            **model_env,
+            "STREAMPROOF_RUN_TIMEOUT": f"{run_bound:.3f}",
+        }
         self.gateway = await start_gateway(
             self.target, env, bug=self.bug, ready_scale=self.scale.factor
         )
@@ -173,9 +209,11 @@ class GatewayEnvironment:
     async def _use_engines(self, scenario: GatewayScenario) -> None:
         """Put each link on the engine the scenario runs it with: the browser link is swapped;
         a new model-link engine restarts the gateway behind a new model link."""
+        named: dict[str, str] = {str(k): str(v) for k, v in scenario.links.engine.items()}
+        if scenario.model_engine is not None:
+            named["model"] = scenario.model_engine
         chosen, problems = self.engines.choose(
-            {"browser": scenario.links.browser, "model": scenario.links.model},
-            scenario.links.engine.items(),
+            {"browser": scenario.links.browser, "model": scenario.links.model}, named.items()
         )
         if problems:
             raise ScenarioSkipped(
@@ -183,14 +221,19 @@ class GatewayEnvironment:
                 f"plan: {'; '.join(problems)}"
             )
         await self.engines.ready(chosen.values())
-        if chosen["model"] != self._link_engines.get("model"):
+        run_bound = self.scale(scenario.limits.gateway_run_timeout)
+        if (
+            chosen["model"] != self._link_engines.get("model")
+            or scenario.model_path != self._model_path
+            or run_bound != self._run_bound
+        ):
             for name in ("browser", "model"):
                 link = self.links.pop(name, None)
                 if link is not None:
                     await link.close()
             if self.gateway is not None:
                 await self.gateway.close()
-            await self._start_gateway(chosen["model"])
+            await self._start_gateway(chosen["model"], scenario.model_path, run_bound)
             await self._browser_link(chosen["browser"])
         elif chosen["browser"] != self._link_engines.get("browser"):
             await self._browser_link(chosen["browser"])
@@ -260,6 +303,8 @@ class GatewayEnvironment:
                 await _sleep_until(t0 + disconnected_at + bound + DISPOSE_MARGIN)
             else:
                 await self.model.wait_idle(max(self.scale(SETTLE_SECONDS), 1.0))
+                if response.end in ("clean", "error"):
+                    await self.links["model"].wait_quiet(LINK_SETTLE_SECONDS)
             if history_read_at is None:
                 history_read_at = time.monotonic() - t0
                 history, history_error = await _read_history(http, history_endpoint, headers)
@@ -302,8 +347,24 @@ class GatewayEnvironment:
             time_scale=self.scale.factor,
             stream_wait_s=stream_wait,
             target_log=gateway.log(),
+            run_bound_s=self._run_bound if "run_timeout" in self.target.declared else None,
         )
         return ScenarioResult(observation, tuple(check_gateway(observation)))
+
+
+def proxy_environment(proxy_url: str, ca_file: str) -> dict[str, str]:
+    """What a gateway behind a corporate proxy is given (README, "Through a corporate proxy"):
+    the proxy for both schemes in both spellings, ``NO_PROXY`` emptied (an inherited one must
+    not exempt the fake model on loopback) and the proxy's CA as the only trusted one."""
+    return {
+        "HTTPS_PROXY": proxy_url,
+        "HTTP_PROXY": proxy_url,
+        "https_proxy": proxy_url,
+        "http_proxy": proxy_url,
+        "NO_PROXY": "",
+        "no_proxy": "",
+        "SSL_CERT_FILE": ca_file,
+    }
 
 
 async def _stream_chat(

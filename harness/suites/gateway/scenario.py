@@ -20,7 +20,7 @@ from pydantic import (
 from harness.capabilities import GatewayCapability
 from harness.durations import Duration
 from harness.fakes.records import MARKER_PLACEHOLDER
-from harness.faults.engines.catalog import engine_problems
+from harness.faults.engines.catalog import engine_problems, intercepted_tls_problems
 from harness.faults.plan import Links
 from harness.patterns import check_names, json_schema_pattern
 from harness.protocol.gemini import ModelTurn
@@ -117,6 +117,15 @@ class GatewayLimits(_Model):
     dispose_within: Duration = 2.0
     """After the browser goes away, the gateway must close its model stream and stop calling
     the model and the tools within this time (scaled, never below 0.5 s)."""
+    gateway_run_timeout: Duration = 120.0
+    """The run bound the gateway is given (scaled) as ``STREAMPROOF_RUN_TIMEOUT``: the seed's
+    ``new SseEmitter(120_000L)``. A scenario that changes it restarts the gateway."""
+
+
+ModelPath = Literal["direct", "forward-proxy", "buffering-proxy"]
+MODEL_PATHS: Final[tuple[str, ...]] = get_args(ModelPath)
+PROXY_ENGINE: Final = "mitmproxy"
+"""The engine that carries out the model link when the path is a forward proxy."""
 
 
 class GatewayScenario(_Model):
@@ -147,6 +156,13 @@ class GatewayScenario(_Model):
     links: Links = Links()
     """Faults per proxied hop: ``browser`` (harness to gateway), ``model`` (gateway to the
     fake model)."""
+    model_path: ModelPath = "direct"
+    """How the gateway reaches the fake model. ``direct``: ``GOOGLE_GEMINI_BASE_URL`` names the
+    model link (plain http). ``forward-proxy``: a corporate proxy, the model link run by
+    mitmproxy as a forward proxy that intercepts TLS; the gateway gets ``HTTPS_PROXY`` and the
+    proxy's CA in ``SSL_CERT_FILE``, and the fake model is served over HTTPS.
+    ``buffering-proxy``: the same proxy, holding each SSE response until it ends (no faults
+    on the model link then)."""
 
     @field_validator("links")
     @classmethod
@@ -158,6 +174,35 @@ class GatewayScenario(_Model):
             raise ValueError("; ".join(problems))
         return v
 
+    @model_validator(mode="after")
+    def _proxy_path(self) -> GatewayScenario:
+        if self.model_path == "direct":
+            return self
+        named = self.links.engine.get("model")
+        if named is not None and named != PROXY_ENGINE:
+            raise ValueError(
+                f"model_path {self.model_path} runs the model link on {PROXY_ENGINE}; "
+                f"links.engine.model cannot be {named}"
+            )
+        problems = engine_problems({"model": self.links.model}, [("model", PROXY_ENGINE)])
+        problems += intercepted_tls_problems(self.links.model, "links.model")
+        if problems:
+            raise ValueError("; ".join(problems))
+        if self.model_path == "buffering-proxy" and self.links.model:
+            raise ValueError(
+                "model_path buffering-proxy: the buffering proxy carries out no fault plan; "
+                "leave links.model empty"
+            )
+        return self
+
+    @property
+    def model_engine(self) -> str | None:
+        """The engine the scenario runs its model link on, if it decides (``None``: the run's
+        engine)."""
+        if self.model_path != "direct":
+            return PROXY_ENGINE
+        return self.links.engine.get("model")
+
     @property
     def all_needs(self) -> tuple[GatewayCapability, ...]:
         """``needs`` plus what the request and expectations imply, in a fixed order."""
@@ -166,7 +211,13 @@ class GatewayScenario(_Model):
             implied.add("none_mode")
         if self.expect.auth:
             implied.add("auth")
-        order: tuple[GatewayCapability, ...] = ("multi_agent", "none_mode", "history", "auth")
+        order: tuple[GatewayCapability, ...] = (
+            "multi_agent",
+            "none_mode",
+            "history",
+            "auth",
+            "run_timeout",
+        )
         return tuple(c for c in order if c in implied)
 
     @property
@@ -198,11 +249,14 @@ __all__ = [
     "FRAME_TYPES",
     "HISTORY_KINDS",
     "MARKER_PLACEHOLDER",
+    "MODEL_PATHS",
+    "PROXY_ENGINE",
     "ChatRequest",
     "FrameType",
     "GatewayExpect",
     "GatewayLimits",
     "GatewayScenario",
     "HistoryKind",
+    "ModelPath",
     "ModelTurn",
 ]

@@ -107,6 +107,9 @@ class GatewayTarget(_Model):
     """0 lets the system pick; set fixed ports when attaching by ``url``."""
     bug_env: str | None = None
     """The environment variable through which ``--bug NAME`` reaches the target (references)."""
+    run_timeout: bool = False
+    """The gateway honours ``STREAMPROOF_RUN_TIMEOUT``: a run still going after that many
+    seconds is stopped (its model call closed, its stream ended). Declares ``run_timeout``."""
     capabilities: tuple[GatewayCapability, ...] = ()
     """What the gateway serves beyond the contract: ``multi_agent`` must be declared here;
     ``none_mode``, ``history`` and ``auth`` follow from ``endpoints`` and ``auth`` (listing one
@@ -130,11 +133,13 @@ class GatewayTarget(_Model):
     def _capabilities_backed(self) -> GatewayTarget:
         implied = self._implied()
         for capability in self.capabilities:
-            if capability in ("none_mode", "history", "auth") and capability not in implied:
+            backed = ("none_mode", "history", "auth", "run_timeout")
+            if capability in backed and capability not in implied:
                 source = {
                     "none_mode": "endpoints.chat_none",
                     "history": "endpoints.history",
                     "auth": "auth.users (two users)",
+                    "run_timeout": "run_timeout",
                 }[capability]
                 raise ValueError(f"capabilities lists {capability!r} but {source} is not set")
         return self
@@ -147,6 +152,8 @@ class GatewayTarget(_Model):
             implied.add("history")
         if self.auth_declared:
             implied.add("auth")
+        if self.run_timeout:
+            implied.add("run_timeout")
         return implied
 
     @property

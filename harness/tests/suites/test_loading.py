@@ -286,7 +286,7 @@ def test_an_unknown_key_like_no_valid_one_lists_them() -> None:
     assert [p.problem for p in err.problems] == [
         "unknown key; keys here are text, streaming, disconnect_after_frames, reload",
         "unknown key; keys here are id, title, kind, requirements, needs, model, tools, "
-        "request, expect, limits, links",
+        "request, expect, limits, links, model_path",
     ]
 
 

@@ -34,6 +34,7 @@ from harness.suites.gateway.checks.rendering import (
     double_render_verdicts,
     final_flag_verdicts,
 )
+from harness.suites.gateway.checks.run_bound import run_bound_error_verdicts, run_bound_verdicts
 from harness.suites.gateway.checks.tools import (
     llm_budget_verdicts,
     tool_call_from_aggregate_verdicts,
@@ -67,6 +68,8 @@ __all__ = [
     "persist_matches_message_verdicts",
     "reduce",
     "replay",
+    "run_bound_error_verdicts",
+    "run_bound_verdicts",
     "sse_response_verdicts",
     "stream_terminal_verdicts",
     "tool_call_from_aggregate_verdicts",
@@ -96,6 +99,8 @@ GATEWAY_CHECKS: tuple[GatewayCheck, ...] = (
     persist_matches_message_verdicts,
     no_half_record_verdicts,
     dispose_verdicts,
+    run_bound_verdicts,
+    run_bound_error_verdicts,
     auth_verdicts,
     history_isolation_verdicts,
     gateway_expectation_verdicts,

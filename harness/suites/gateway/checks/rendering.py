@@ -60,6 +60,33 @@ def _clean(call: ModelCall) -> bool:
     return call.completed and call.error_sent is None and call.finish_reason_sent in (None, "STOP")
 
 
+_LOSSY_ACTIONS = frozenset({"fin", "rst", "end_clean", "corrupt", "status"})
+"""Fault actions after which the gateway cannot have received what the fake model sent."""
+
+
+def link_faulted_calls(obs: GatewayObservation) -> frozenset[int]:
+    """Model calls whose answer a fault on the model link kept from the gateway: a cut, a
+    rewrite, or a stall the exchange never came out of (a black hole). The fake model saw such
+    a call complete, but the gateway did not get its text, so no message is owed for it. Link
+    requests are numbered like the fake's calls, from the scenario's start, one per call."""
+    ends = {
+        e.request: e.how
+        for e in obs.link_events.get("model", ())
+        if e.kind == "end" and e.request is not None
+    }
+    return frozenset(
+        e.request
+        for e in obs.link_events.get("model", ())
+        if e.kind == "fault"
+        and e.request is not None
+        and e.fault is not None
+        and (
+            e.fault.action in _LOSSY_ACTIONS
+            or (e.fault.action == "stall" and ends.get(e.request) != "clean")
+        )
+    )
+
+
 def _raw_prefix(text: str, squashed_length: int) -> str:
     """The shortest prefix of ``text`` holding ``squashed_length`` non-whitespace characters."""
     seen = 0
@@ -236,10 +263,14 @@ def _missing_answers(obs: GatewayObservation, messages: Sequence[_Text]) -> list
     if obs.response.end in ("error", "client-closed"):
         return []  # the connection broke or the browser left: later messages could not arrive
     ended = terminal_error_frame(obs)
+    faulted = link_faulted_calls(obs)
     calls = [
         c
         for c in obs.model_calls
-        if _clean(c) and squash(c.text_sent) and (ended is None or c.t < ended.t)
+        if _clean(c)
+        and c.index not in faulted
+        and squash(c.text_sent)
+        and (ended is None or c.t < ended.t)
     ]
     used: set[int] = set()
     problems: list[str] = []
@@ -299,7 +330,10 @@ def answer_as_message_verdicts(obs: GatewayObservation) -> list[Verdict]:
     if (skipped := no_stream(obs, "GW-ANSWER-AS-MESSAGE")) is not None:
         return skipped
     messages = _texts(obs.frames, "message")
-    clean_text = any(_clean(c) and squash(c.text_sent) for c in obs.model_calls)
+    faulted = link_faulted_calls(obs)
+    clean_text = any(
+        _clean(c) and c.index not in faulted and squash(c.text_sent) for c in obs.model_calls
+    )
     if not messages and not clean_text:
         return [
             not_applicable(

@@ -150,7 +150,10 @@ class Gateway:
             streaming_mode=StreamingMode.SSE if streaming else StreamingMode.NONE, **budget
         )
         writer = FrameWriter(response, self.bug)
-        deadline = asyncio.timeout(self.settings.run_timeout)
+        # Mutant no-run-timeout: no bound at all, so a model stream that goes quiet without
+        # closing (a black hole; google-genai sets no read timeout) holds the run for ever.
+        bound = None if self.bug == "no-run-timeout" else self.settings.run_timeout
+        deadline = asyncio.timeout(bound)
         draft = ""  # what the browser has been shown of the answer in progress
         terminal: Frame
         try:

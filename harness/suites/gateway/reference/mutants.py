@@ -63,6 +63,10 @@ BUGS: Final[Mapping[str, str]] = {
     "bare-done-on-failure": (
         "a failed run ends with done: error events and exceptions are not shown as errors"
     ),
+    "no-run-timeout": (
+        "the run has no bound (the SseEmitter's 120 s): a model stream that goes quiet without "
+        "closing, a black hole, holds the run and the browser's stream for ever"
+    ),
     "author-from-root": (
         "delta and message frames always name the root agent (support) as their author, not "
         "the event's: a sub-agent's text is shown as the coordinator's, so a browser cannot key "
@@ -95,6 +99,7 @@ INTENDED: Final[Mapping[str, str]] = {
     "tool-call-after-result": "GW-FRAME-SEQUENCE",
     "tidy-message-text": "GW-PERSIST-MATCHES-MESSAGE",
     "bare-done-on-failure": "GW-ERROR-FRAME",
+    "no-run-timeout": "GW-RUN-BOUND",
 }
 """Mutant name -> the requirement that must catch it (the mutant matrix reads this)."""
 

@@ -1,0 +1,151 @@
+"""GW-RUN-BOUND and GW-RUN-BOUND-ERROR: a run that reaches the bound it was given is stopped,
+with an error frame; and a model call that a fault on the model link kept from the gateway is
+owed no message (GW-ANSWER-AS-MESSAGE)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.faults.records import FaultRef, LinkEvent
+from harness.suites.gateway.checks.rendering import (
+    answer_as_message_verdicts,
+    link_faulted_calls,
+)
+from harness.suites.gateway.checks.run_bound import run_bound_error_verdicts, run_bound_verdicts
+from harness.suites.gateway.observation import ChatResponse, GatewayObservation, ModelCall
+from harness.tests.suites.gateway.observations import (
+    DONE,
+    delta,
+    error,
+    frame,
+    message,
+    model_call,
+    observation,
+)
+from harness.verdicts import Outcome
+
+BOUND = 3.0
+
+
+def _call(t_end: float | None, **kw: Any) -> ModelCall:
+    return model_call(0, t=0.1, text="Let me check the hours.", **kw).model_copy(
+        update={"t_end": t_end}
+    )
+
+
+def _link(*records: tuple[str, float, dict[str, Any]]) -> dict[str, tuple[LinkEvent, ...]]:
+    return {
+        "model": tuple(
+            LinkEvent(t=t, link="model", connection=0, request=0, kind=kind, **extra)  # type: ignore[arg-type]
+            for kind, t, extra in records
+        )
+    }
+
+
+STALLED = _link(
+    ("request", 0.1, {}),
+    ("fault", 0.2, {"fault": FaultRef(index=0, action="stall")}),
+    ("end", 3.05, {"how": "fin", "by": "client"}),
+)
+
+
+def _obs(
+    *,
+    end: str = "clean",
+    elapsed: float = 3.05,
+    frame_specs: tuple[tuple[str, Any], ...] = (delta("Let me check "), error(code="TIMEOUT")),
+    times: tuple[float, ...] = (0.2, 3.04),
+    bound: float | None = BOUND,
+    **fields: Any,
+) -> GatewayObservation:
+    frames = tuple(
+        frame(i, event, payload, t=times[i]) for i, (event, payload) in enumerate(frame_specs)
+    )
+    base: dict[str, Any] = {
+        "response": ChatResponse(
+            status=200, content_type="text/event-stream", end=end, elapsed=elapsed
+        ),
+        "frames": frames,
+        "model_calls": (_call(0.3),),
+        "link_events": STALLED,
+        "run_bound_s": bound,
+        "time_scale": 0.1,
+    }
+    base.update(fields)
+    return observation(**base)
+
+
+def outcomes(obs: GatewayObservation) -> dict[str, Outcome]:
+    verdicts = run_bound_verdicts(obs) + run_bound_error_verdicts(obs)
+    return {v.requirement: v.outcome for v in verdicts}
+
+
+def test_a_run_stopped_at_its_bound_with_an_error_frame_passes_both() -> None:
+    assert outcomes(_obs()) == {"GW-RUN-BOUND": Outcome.PASS, "GW-RUN-BOUND-ERROR": Outcome.PASS}
+
+
+def test_a_run_that_never_ends_fails_the_must_and_the_should() -> None:
+    obs = _obs(
+        end="timeout",
+        elapsed=10.0,
+        frame_specs=(delta("Let me check "),),
+        times=(0.2,),
+        link_events=_link(
+            ("request", 0.1, {}), ("fault", 0.2, {"fault": FaultRef(index=0, action="stall")})
+        ),
+        stream_wait_s=10.0,
+    )
+    verdicts = {v.requirement: v for v in run_bound_verdicts(obs) + run_bound_error_verdicts(obs)}
+    assert verdicts["GW-RUN-BOUND"].outcome is Outcome.FAIL
+    assert "had not ended" in verdicts["GW-RUN-BOUND"].message
+    assert "request #0 on the model link was never closed" in verdicts["GW-RUN-BOUND"].message
+    assert verdicts["GW-RUN-BOUND-ERROR"].outcome is Outcome.NON_STRICT
+
+
+def test_a_stream_ended_late_or_a_call_left_open_fails() -> None:
+    late = _obs(elapsed=9.0, times=(0.2, 8.9))
+    assert outcomes(late)["GW-RUN-BOUND"] is Outcome.FAIL
+    still_open = _obs(
+        link_events=_link(("request", 0.1, {}), ("end", 8.0, {"how": "fin", "by": "client"}))
+    )
+    assert outcomes(still_open)["GW-RUN-BOUND"] is Outcome.FAIL
+
+
+def test_stopping_without_an_error_frame_is_a_should_unmet() -> None:
+    bare = _obs(frame_specs=(delta("Let me check "), DONE))
+    assert outcomes(bare) == {
+        "GW-RUN-BOUND": Outcome.PASS,
+        "GW-RUN-BOUND-ERROR": Outcome.NON_STRICT,
+    }
+
+
+def test_nothing_to_judge_without_a_declared_bound_or_before_the_bound() -> None:
+    na = {Outcome.NOT_APPLICABLE}
+    assert set(outcomes(_obs(bound=None)).values()) == na
+    quick = _obs(
+        elapsed=0.5,
+        frame_specs=(delta("Hi"), message("Hi"), DONE),
+        times=(0.2, 0.3, 0.4),
+        link_events=_link(("request", 0.1, {}), ("end", 0.35, {"how": "clean", "by": "upstream"})),
+    )
+    assert set(outcomes(quick).values()) == na
+    left = _obs(disconnected_at=0.3)
+    assert set(outcomes(left).values()) == na
+
+
+def test_a_call_kept_from_the_gateway_by_a_link_fault_is_owed_no_message() -> None:
+    obs = _obs()
+    assert link_faulted_calls(obs) == {0}
+    (verdict,) = answer_as_message_verdicts(obs)
+    assert verdict.outcome is Outcome.NOT_APPLICABLE
+    # a stall the exchange came out of (released in full) still owes the message
+    released = _obs(
+        link_events=_link(
+            ("request", 0.1, {}),
+            ("fault", 0.2, {"fault": FaultRef(index=0, action="stall")}),
+            ("end", 1.0, {"how": "clean", "by": "upstream"}),
+        )
+    )
+    assert link_faulted_calls(released) == frozenset()
+    (verdict,) = answer_as_message_verdicts(released)
+    assert verdict.outcome is Outcome.FAIL
