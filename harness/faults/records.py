@@ -31,11 +31,13 @@ fin            proxy    the proxy was closed while the response was in progress
 
 from __future__ import annotations
 
+import fnmatch
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["EndBy", "EndHow", "FaultRef", "LinkEvent", "LinkEventKind"]
+__all__ = ["EndBy", "EndHow", "FaultRef", "LinkEvent", "LinkEventKind", "count_requests"]
 
 LinkEventKind = Literal[
     "connect", "request", "response_headers", "first_byte", "event", "comment", "fault", "end"
@@ -80,3 +82,25 @@ class LinkEvent(_Record):
     fault: FaultRef | None = None
     how: EndHow | None = None
     by: EndBy | None = None
+
+
+def count_requests(
+    events: Iterable[LinkEvent],
+    method: str | None = None,
+    path: str | None = None,
+    rpc: str | None = None,
+) -> int:
+    """How many ``request`` records there are, optionally only those matching (``method``
+    case-insensitive, ``path`` a glob, ``rpc`` the JSON-RPC method)."""
+    count = 0
+    for e in events:
+        if e.kind != "request":
+            continue
+        if method is not None and (e.method or "").upper() != method.upper():
+            continue
+        if path is not None and not fnmatch.fnmatchcase(e.path or "", path):
+            continue
+        if rpc is not None and e.rpc != rpc:
+            continue
+        count += 1
+    return count

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fnmatch
 import time
 from collections.abc import Sequence
 from typing import Final
@@ -64,7 +63,7 @@ from aiohttp import web
 from harness.durations import TimeScale
 from harness.faults.engines.inline_exchange import ExchangeHandling, _Exchange
 from harness.faults.plan import Fault, PlanState, rpc_method
-from harness.faults.records import LinkEvent
+from harness.faults.records import LinkEvent, count_requests
 
 __all__ = ["InlineEngine", "InlineProxy"]
 
@@ -242,18 +241,7 @@ class InlineProxy(ExchangeHandling):
     ) -> int:
         """How many requests reached the link, optionally only those matching (``path``: a
         glob)."""
-        count = 0
-        for e in self._events:
-            if e.kind != "request":
-                continue
-            if method is not None and (e.method or "").upper() != method.upper():
-                continue
-            if path is not None and not fnmatch.fnmatchcase(e.path or "", path):
-                continue
-            if rpc is not None and e.rpc != rpc:
-                continue
-            count += 1
-        return count
+        return count_requests(self._events, method, path, rpc)
 
     @property
     def open_connections(self) -> int:

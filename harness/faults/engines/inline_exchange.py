@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import socket
 import struct
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -30,8 +29,9 @@ from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from harness.durations import TimeScale
-from harness.faults.plan import Fault, PlanState, RequestInfo, StatusArgs
-from harness.faults.records import EndBy, EndHow, FaultRef, LinkEvent, LinkEventKind
+from harness.faults.engines.recording import ExchangeRecords
+from harness.faults.plan import PlanState, RequestInfo, StatusArgs
+from harness.faults.records import EndBy, EndHow, FaultRef, LinkEvent
 from harness.faults.shaper import Finish, Fired, Forwarded, Op, Shaper, Sleep, Write
 
 _HOP_BY_HOP: Final = frozenset(
@@ -88,7 +88,7 @@ class _Exchange:
     upstream_done: bool = False
 
 
-class ExchangeHandling:
+class ExchangeHandling(ExchangeRecords):
     """What :class:`~harness.faults.engines.inline.InlineProxy` does with one request, once it
     has been read: the base of the proxy, whose constructor sets the attributes below."""
 
@@ -104,43 +104,8 @@ class ExchangeHandling:
 
     # --- records -------------------------------------------------------------------------------
 
-    def _now(self) -> float:
-        return time.monotonic() - self._epoch
-
-    def _record(
-        self,
-        ex: _Exchange,
-        kind: LinkEventKind,
-        detail: str = "",
-        *,
-        status: int | None = None,
-        event_index: int | None = None,
-        fault: FaultRef | None = None,
-        how: EndHow | None = None,
-        by: EndBy | None = None,
-    ) -> None:
-        self._events.append(
-            LinkEvent(
-                t=self._now(),
-                link=self.link,
-                connection=ex.connection,
-                request=ex.request,
-                kind=kind,
-                detail=detail,
-                method=ex.method,
-                path=ex.path,
-                rpc=ex.rpc,
-                status=status,
-                event_index=event_index,
-                fault=fault,
-                how=how,
-                by=by,
-            )
-        )
-
-    def _record_fault(self, ex: _Exchange, index: int, fault: Fault, note: str = "") -> None:
-        detail = fault.describe() + (f" ({note})" if note else "")
-        self._record(ex, "fault", detail, fault=FaultRef(index=index, action=fault.action))
+    def _keep(self, event: LinkEvent) -> None:
+        self._events.append(event)
 
     def _end(
         self,

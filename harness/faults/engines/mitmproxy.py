@@ -34,7 +34,6 @@ socket with a FIN or a reset mid-body) is in :mod:`~harness.faults.engines.mitmp
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import shutil
 import socket
 import tempfile
@@ -49,7 +48,7 @@ from harness.durations import TimeScale
 from harness.faults.engines.catalog import engine_support, intercepted_tls_problems
 from harness.faults.engines.mitmproxy_addon import PlanAddon
 from harness.faults.plan import Fault
-from harness.faults.records import LinkEvent
+from harness.faults.records import LinkEvent, count_requests
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # see mitmproxy_addon's imports
@@ -352,18 +351,7 @@ class MitmproxyLink:
     ) -> int:
         """How many requests reached the link, optionally only those matching (``path``: a
         glob)."""
-        count = 0
-        for e in self.events:
-            if e.kind != "request":
-                continue
-            if method is not None and (e.method or "").upper() != method.upper():
-                continue
-            if path is not None and not fnmatch.fnmatchcase(e.path or "", path):
-                continue
-            if rpc is not None and e.rpc != rpc:
-                continue
-            count += 1
-        return count
+        return count_requests(self.events, method, path, rpc)
 
     @property
     def open_connections(self) -> int:

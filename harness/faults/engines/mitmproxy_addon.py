@@ -56,8 +56,9 @@ from urllib.parse import unquote, urlsplit
 
 from harness.durations import TimeScale
 from harness.faults.engines.mitmproxy_wire import client_streams, end_connection
+from harness.faults.engines.recording import ExchangeRecords
 from harness.faults.plan import Fault, PlanState, RequestInfo, rpc_method
-from harness.faults.records import EndBy, EndHow, FaultRef, LinkEvent, LinkEventKind
+from harness.faults.records import EndBy, EndHow, FaultRef, LinkEvent
 from harness.faults.shaper import Finish, Fired, Forwarded, Op, Shaper, Sleep, Write
 
 with warnings.catch_warnings():
@@ -103,7 +104,7 @@ class _Exchange:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-class PlanAddon:
+class PlanAddon(ExchangeRecords):
     """A mitmproxy addon executing one link's plan on the flows of one proxy mode.
 
     Method names other than mitmproxy's hooks avoid mitmproxy's hook names (``load``,
@@ -510,43 +511,8 @@ class PlanAddon:
     def _mine(self, client: Client) -> bool:
         return self.spec is not None and client.proxy_mode.full_spec == self.spec
 
-    def _now(self) -> float:
-        return time.monotonic() - self._epoch
-
-    def _record(
-        self,
-        ex: _Exchange,
-        kind: LinkEventKind,
-        detail: str = "",
-        *,
-        status: int | None = None,
-        event_index: int | None = None,
-        fault: FaultRef | None = None,
-        how: EndHow | None = None,
-        by: EndBy | None = None,
-    ) -> None:
-        self.records.append(
-            LinkEvent(
-                t=self._now(),
-                link=self.link,
-                connection=ex.connection,
-                request=ex.request,
-                kind=kind,
-                detail=detail,
-                method=ex.method,
-                path=ex.path,
-                rpc=ex.rpc,
-                status=status,
-                event_index=event_index,
-                fault=fault,
-                how=how,
-                by=by,
-            )
-        )
-
-    def _record_fault(self, ex: _Exchange, index: int, fault: Fault, note: str = "") -> None:
-        detail = fault.describe() + (f" ({note})" if note else "")
-        self._record(ex, "fault", detail, fault=FaultRef(index=index, action=fault.action))
+    def _keep(self, event: LinkEvent) -> None:
+        self.records.append(event)
 
     def _end(
         self,
