@@ -232,9 +232,13 @@ def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_in_this_repository_pytest_scenarios_gateway_collects_the_gateway_suite() -> None:
+    from harness.suites.loading import load_scenarios
+
+    folder = ROOT / "scenarios" / "gateway"
+    count = sum(len(load_scenarios(f)) for f in folder.glob("*.yaml"))
     run = _pytest(ROOT, "scenarios/gateway", "--collect-only", "-q")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    assert "21 tests collected" in run.stdout
+    assert f"{count} tests collected" in run.stdout
     assert "scenarios/gateway/worked_example.yaml::gateway/one-tool-call-streamed" in run.stdout
 
 
