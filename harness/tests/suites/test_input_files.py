@@ -86,5 +86,5 @@ def test_a_scenario_file_is_still_read_as_scenarios(tmp_path: Path) -> None:
     assert "t.yaml:1: id: Field required" in problems
     assert (
         "t.yaml:2: command: unknown key; keys here are id, title, kind, requirements, needs, "
-        "model, tools, request, expect, limits, links"
+        "model, tools, request, expect, limits, links, model_path"
     ) in problems
