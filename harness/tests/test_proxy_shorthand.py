@@ -115,7 +115,7 @@ def _bundled_plan_items() -> list[dict[str, Any]]:
         for doc in yaml.safe_load_all(file.read_text(encoding="utf-8")):
             links = doc.get("links", {}) if isinstance(doc, dict) else {}
             for name, plan in links.items():
-                if name != "engine":
+                if name not in ("engine", "forward"):  # which engine, which links: not plans
                     items += plan
     return items
 
