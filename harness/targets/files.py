@@ -36,6 +36,17 @@ def load_target_file[M: BaseModel](file: Path, model: type[M], kind: str) -> M:
         if not folder.is_dir():
             raise TargetConfigError(f"{file}: cwd: {cwd!r} is not a folder (looked at {folder})")
         data = {**data, "cwd": str(folder)}
+    build = data.get("build")
+    if isinstance(build, dict):
+        # The build runs relative to the target file too (default: the file's own folder).
+        where = build.get("cwd", ".")
+        if isinstance(where, str) and where:
+            folder = (file.parent / where).resolve()
+            if not folder.is_dir():
+                raise TargetConfigError(
+                    f"{file}: build.cwd: {where!r} is not a folder (looked at {folder})"
+                )
+            data = {**data, "build": {**build, "cwd": str(folder)}}
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, NoReturn
@@ -32,6 +33,15 @@ def require_module(name: str) -> ModuleType:
         return importlib.import_module(name)
     except ImportError as exc:
         _missing(name, exc)
+
+
+def require_executable(name: str) -> Path:
+    """The program ``name`` on PATH (``mvn``, ``java``), or skip (fail under
+    STREAMPROOF_REQUIRE_ALL=1) without it."""
+    found = shutil.which(name)
+    if found is None:
+        _missing(name, f"no {name!r} on PATH")
+    return Path(found)
 
 
 def require_toxiproxy() -> Path:

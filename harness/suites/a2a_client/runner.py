@@ -33,6 +33,7 @@ from harness.suites.a2a_client.observation import A2AClientObservation, ServerAr
 from harness.suites.a2a_client.result import ClientRun
 from harness.suites.a2a_client.scenario import A2AClientScenario
 from harness.suites.a2a_client.target import ClientTarget, run_client_turn
+from harness.targets.build import ensure_built
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.verdicts import Verdict
 
@@ -105,6 +106,8 @@ class A2AClientEnvironment:
         return self._url
 
     async def start(self) -> None:
+        if self.target.build is not None:
+            await ensure_built(self.target.name, self.target.build)
         self._fake_url = await self.fake.start()
         try:
             await self._use_engine(self.engines.default)

@@ -40,6 +40,7 @@ from harness.suites.a2a_client.result import (
     looks_like_result,
     parse_result_line,
 )
+from harness.targets.build import Build
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.targets.files import load_target_file
 from harness.targets.process import OutputTail, TargetProcess
@@ -75,6 +76,8 @@ class ClientTarget(_Model):
     cwd: str | None = None
     """The folder the command runs in, relative to the target file; default: the folder
     streamproof runs in."""
+    build: Build | None = None
+    """How to build the client before its first turn (skipped while up to date)."""
     env: dict[str, str] = Field(default_factory=dict)
     startup_grace: Duration = 0.0
     """Real seconds added to every turn's bound for the runtime to boot (not scaled)."""

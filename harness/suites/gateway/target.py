@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from harness.capabilities import GatewayCapability
 from harness.durations import Duration
+from harness.targets.build import Build, ensure_built
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.targets.files import load_target_file
 from harness.targets.process import TargetProcess
@@ -96,6 +97,8 @@ class GatewayTarget(_Model):
     cwd: str | None = None
     """The folder the command runs in, relative to the target file; default: the folder
     streamproof runs in."""
+    build: Build | None = None
+    """How to build the gateway before its command runs (skipped while up to date)."""
     env: dict[str, str] = Field(default_factory=dict)
     port: Annotated[int, Field(ge=0, le=65535)] | Literal["auto"] = 0
     """0: the gateway picks a port and prints it; ``auto``: the harness picks a free port."""
@@ -123,6 +126,8 @@ class GatewayTarget(_Model):
             raise ValueError("'command' must not be empty")
         if self.cwd is not None and self.command is None:
             raise ValueError("'cwd' is where the command runs; a target attached by url has none")
+        if self.build is not None and self.command is None:
+            raise ValueError("'build' prepares the command; a target attached by url has none")
         try:
             re.compile(self.listening_pattern)
         except re.error as exc:
@@ -245,6 +250,8 @@ async def start_gateway(
         await _wait_ready(gateway, timeout)
         return gateway
     assert target.command is not None
+    if target.build is not None:
+        await ensure_built(target.name, target.build)
     port = _free_port() if target.port == "auto" else target.port
     if port and _in_use(port):
         # Another process would answer readiness and the scenarios would run against it.
