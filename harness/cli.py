@@ -343,9 +343,9 @@ def _run(args: argparse.Namespace) -> int:
         except EngineUnavailable as exc:
             return _bad_input(report_dir, f"--engine {args.engine}: {exc}", args)
     if args.bug is not None:
-        from harness.suites import kinds, suite
+        from harness.suites import known_bugs
 
-        names = [bug for kind in kinds() for bug in suite(kind).BUGS]
+        names = known_bugs(args.target)
         if args.bug not in names:
             return _bad_input(
                 report_dir, f"--bug {args.bug}: unknown; choose one of {', '.join(names)}", args

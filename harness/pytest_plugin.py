@@ -114,9 +114,9 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--streamproof-engine {engine}: {exc}") from None
     bug = config.getoption("--streamproof-bug", None)
     if bug:
-        from harness.suites import kinds, suite  # only when a mutant is asked for
+        from harness.suites import known_bugs  # only when a mutant is asked for
 
-        names = [name for kind in kinds() for name in suite(kind).BUGS]
+        names = known_bugs(config.getoption("--streamproof-target", None))
         if bug not in names:
             raise pytest.UsageError(
                 f"--streamproof-bug {bug}: unknown; choose one of {', '.join(names)}"

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import cast
+
+import yaml
 
 # Importing a suite's requirements registers its rules: whoever imports any suite (a scenario
 # model, a check, the CLI) finds every requirement in the registry.
@@ -26,6 +29,7 @@ __all__ = [
     "Environment",
     "Suite",
     "kinds",
+    "known_bugs",
     "suite",
 ]
 
@@ -56,3 +60,22 @@ def suite(kind: str) -> Suite:
     except KeyError:
         raise KeyError(f"unknown scenario kind {kind!r}; kinds are {', '.join(SUITES)}") from None
     return cast(Suite, importlib.import_module(module))
+
+
+def known_bugs(target_file: str | Path | None = None) -> list[str]:
+    """The names ``--bug`` accepts for a run: the ``bugs`` a target file lists (a reference of
+    its own, such as the Java client, takes only its own mutants), else every bundled
+    reference's. A target file that cannot be loaded lists none (its loading reports why)."""
+    if target_file is not None:
+        from harness.targets.errors import TargetConfigError
+
+        try:
+            data = yaml.safe_load(Path(target_file).read_text(encoding="utf-8"))
+            kind = data.get("kind", "gateway") if isinstance(data, dict) else None
+            target = suite(kind).load_target(target_file) if isinstance(kind, str) else None
+        except (OSError, yaml.YAMLError, KeyError, TargetConfigError):
+            target = None
+        own: tuple[str, ...] = tuple(getattr(target, "bugs", ()))
+        if own:
+            return list(own)
+    return [name for kind in kinds() for name in suite(kind).BUGS]

@@ -172,6 +172,27 @@ def test_run_rejects_bad_input(
     assert message in capsys.readouterr().err
 
 
+def test_a_target_that_lists_its_bugs_takes_only_those(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.suites import known_bugs
+    from harness.suites.a2a_client.reference.mutants import BUGS
+
+    own = tmp_path / "own.yaml"
+    own.write_text(
+        "kind: a2a-client\ncommand: [x]\nbug_env: MY_BUG\nbugs: [no-watchdog, my-own-bug]\n"
+    )
+    assert known_bugs(own) == ["no-watchdog", "my-own-bug"]
+    assert set(BUGS) <= set(known_bugs(None))  # no target, or one without bugs: the references'
+    unreadable = tmp_path / "broken.yaml"
+    unreadable.write_text("kind: [")
+    assert set(BUGS) <= set(known_bugs(unreadable))
+    assert main(["run", str(SCENARIOS), "--target", str(own), "--bug", "gap-loss"]) == 2
+    assert "--bug gap-loss: unknown; choose one of no-watchdog, my-own-bug" in (
+        capsys.readouterr().err
+    )
+
+
 def test_run_rejects_bad_target_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "t.yaml"
     target.write_text("kind: gateway\ncommand: [x]\nurl: http://127.0.0.1:1\n")

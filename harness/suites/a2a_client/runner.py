@@ -32,9 +32,9 @@ from harness.suites.a2a_client.checks import check_a2a_client
 from harness.suites.a2a_client.observation import A2AClientObservation, ServerArtifact, ServerTask
 from harness.suites.a2a_client.result import ClientRun
 from harness.suites.a2a_client.scenario import A2AClientScenario
-from harness.suites.a2a_client.target import ClientTarget, run_client_turn
+from harness.suites.a2a_client.target import ClientTarget, check_target_bug, run_client_turn
 from harness.targets.build import ensure_built
-from harness.targets.errors import TargetConfigError, TargetError
+from harness.targets.errors import TargetError
 from harness.verdicts import Verdict
 
 __all__ = ["A2AClientEnvironment", "A2AClientScenarioResult"]
@@ -63,10 +63,8 @@ class A2AClientEnvironment:
         time_scale: float = 1.0,
         engine: str | None = None,
     ) -> None:
-        if bug is not None and target.bug_env is None:
-            raise TargetConfigError(
-                f"--bug {bug} needs a reference target; target {target.name!r} declares no bug_env"
-            )
+        if bug is not None:
+            check_target_bug(target, bug)
         self.target = target
         self.bug = bug
         self.scale = TimeScale(time_scale)

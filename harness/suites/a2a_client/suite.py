@@ -52,9 +52,10 @@ def environment(
     ``engine`` carries out the link's plan unless a scenario names another (default inline)."""
     from harness.suites.a2a_client.runner import A2AClientEnvironment
 
+    target = load_target(target_file)
     return A2AClientEnvironment(
-        load_target(target_file),
-        bug=bug if bug in BUGS else None,
+        target,
+        bug=bug if bug in BUGS or bug in target.bugs else None,
         time_scale=time_scale,
         engine=engine,
     )

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness.capabilities import ClientCapability, Wire
 from harness.durations import Duration, on_both_clocks
@@ -48,6 +48,7 @@ from harness.targets.process import OutputTail, TargetProcess
 __all__ = [
     "DEFAULT_CLIENT_TARGET",
     "ClientTarget",
+    "check_target_bug",
     "client_environment",
     "load_client_target",
     "run_client_turn",
@@ -83,6 +84,9 @@ class ClientTarget(_Model):
     """Real seconds added to every turn's bound for the runtime to boot (not scaled)."""
     bug_env: str | None = None
     """The environment variable through which ``--bug NAME`` reaches the target (references)."""
+    bugs: tuple[str, ...] = ()
+    """The mutant names ``bug_env`` accepts, for a reference of its own (the Java reference
+    client); empty: the bundled reference's mutants."""
     wires: tuple[Wire, ...] = Field(("0.3",), min_length=1)
     """The A2A wires the client speaks: ``"0.3"`` (the seed's protocol, the default),
     ``"1.0"``, or both. A scenario whose server speaks only a wire the client lacks is
@@ -115,6 +119,23 @@ class ClientTarget(_Model):
                 "turn; remove them from env"
             )
         return v
+
+    @field_validator("bugs")
+    @classmethod
+    def _bug_names(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        blank = [name for name in v if not name.strip()]
+        if blank:
+            raise ValueError("a mutant name is empty")
+        twice = sorted({name for name in v if v.count(name) > 1})
+        if twice:
+            raise ValueError(f"{', '.join(twice)}: listed more than once")
+        return v
+
+    @model_validator(mode="after")
+    def _bugs_need_bug_env(self) -> ClientTarget:
+        if self.bugs and self.bug_env is None:
+            raise ValueError("bugs: a target's mutants reach it through bug_env; set bug_env too")
+        return self
 
     def argv(self) -> list[str]:
         return [sys.executable if part == "{python}" else part for part in self.command]
@@ -162,12 +183,24 @@ def client_environment(
     if context_id is not None:
         env["STREAMPROOF_CONTEXT_ID"] = context_id
     if bug is not None:
-        if target.bug_env is None:
-            raise TargetConfigError(
-                f"--bug {bug} needs a reference target; target {target.name!r} declares no bug_env"
-            )
+        check_target_bug(target, bug)
+        assert target.bug_env is not None
         env[target.bug_env] = bug
     return env
+
+
+def check_target_bug(target: ClientTarget, bug: str) -> None:
+    """Raise :class:`TargetConfigError` unless ``--bug`` can reach ``target``: it needs a
+    ``bug_env``, and a target that lists its ``bugs`` takes only those."""
+    if target.bug_env is None:
+        raise TargetConfigError(
+            f"--bug {bug} needs a reference target; target {target.name!r} declares no bug_env"
+        )
+    if target.bugs and bug not in target.bugs:
+        raise TargetConfigError(
+            f"--bug {bug}: target {target.name!r} has no such mutant; its bugs: "
+            f"{', '.join(target.bugs)}"
+        )
 
 
 class _TimedOutput(OutputTail):

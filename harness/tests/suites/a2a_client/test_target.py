@@ -223,6 +223,29 @@ def test_a_bug_needs_a_target_that_takes_one() -> None:
     assert env["STREAMPROOF_BUG"] == "no-watchdog"
 
 
+def test_a_target_that_lists_its_bugs_takes_only_those() -> None:
+    own = target("pass", bug_env="MY_BUG", bugs=["no-watchdog", "stream-end-as-completed"])
+    env = client_environment(
+        own, url="u", prompt="p", deadline_s=1, idle_s=1, bug="stream-end-as-completed"
+    )
+    assert env["MY_BUG"] == "stream-end-as-completed"
+    with pytest.raises(TargetConfigError, match="has no such mutant; its bugs: no-watchdog, "):
+        client_environment(own, url="u", prompt="p", deadline_s=1, idle_s=1, bug="gap-loss")
+
+
+@pytest.mark.parametrize(
+    ("extra", "problem"),
+    [
+        ({"bugs": ["no-watchdog"]}, "set bug_env too"),
+        ({"bug_env": "B", "bugs": ["x", "x"]}, "x: listed more than once"),
+        ({"bug_env": "B", "bugs": [" "]}, "a mutant name is empty"),
+    ],
+)
+def test_bad_bug_lists_are_rejected(extra: dict[str, object], problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        target("pass", **extra)
+
+
 # --- target files ------------------------------------------------------------------------------
 
 
