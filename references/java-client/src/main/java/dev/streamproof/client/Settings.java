@@ -22,7 +22,11 @@ record Settings(
             "no-watchdog",
             "no idle watchdog: a quiet drop goes unnoticed until the deadline",
             "resend-on-drop",
-            "after a drop the original message is sent again instead of tasks/get + resubscribe");
+            "after a drop the original message is sent again instead of tasks/get + resubscribe",
+            "stream-end-as-completed",
+            "errorHandler(null), which a2a-java calls at every stream end, is taken for a "
+                    + "completed task (its own comment: null means successful completion), so a "
+                    + "stream cut cleanly mid-task reports success");
 
     static final class ConfigError extends Exception {
         private static final long serialVersionUID = 1L;

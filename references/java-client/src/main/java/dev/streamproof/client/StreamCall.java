@@ -124,6 +124,10 @@ final class StreamCall {
         if (gen != generation || done.isDone()) {
             return; // a2a-java's errorHandler(null) after a final update, or a stale stream
         }
+        if (error == null && settings.bug("stream-end-as-completed")) {
+            finish("completed"); // the defect: an end without an error taken for success
+            return;
+        }
         dropped(error == null ? "the stream ended before the task did" : describe(error));
     }
 
