@@ -114,10 +114,11 @@ def recovery_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     example: cut at 40 s, the watchdog recovers at 60 s with a 20 s idle limit.
 
     For every stream of a known task that stopped short of the turn's end (stalled, reset,
-    ended), the client's next move (a tasks/get, any request, or its result) comes within the
-    idle limit plus tolerance of the last thing it received. The scenario's ``expect.ledger``
-    (the calls the server must see, e.g. ``message/stream tasks/get tasks/resubscribe``) is
-    judged here too.
+    ended) before the client's result, the client's next move (a tasks/get, any request, or its
+    result) comes within the idle limit plus tolerance of the last thing it received. A stream
+    still delivering after the result is no drop: the call was over, the process not yet gone.
+    The scenario's ``expect.ledger`` (the calls the server must see, e.g. ``message/stream
+    tasks/get tasks/resubscribe``) is judged here too.
     """
     rid = "A2A-C-RECOVERY"
     limit = obs.idle_s + slack(obs)
@@ -130,6 +131,10 @@ def recovery_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             if e.record is None and e.op != "subscribe":
                 continue
             silent = e.last_activity
+            if turn.run.t_result is not None and silent > turn.run.t_result + _EPSILON:
+                # Still delivering after the result: the call was over (the process had yet to
+                # exit and close it), so no stream went quiet on it.
+                continue
             moves = [x.t for x in turn.rpc if x is not e and x.t >= silent - _EPSILON]
             if turn.run.t_result is not None:
                 moves.append(turn.run.t_result)

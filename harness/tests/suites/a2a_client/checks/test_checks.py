@@ -314,6 +314,33 @@ def test_a_loud_reset_is_recovered_at_once() -> None:
     assert "1 dropped stream(s)" in verdict_for(verdicts, "A2A-C-RECOVERY").message
 
 
+def _timed_out(late_event: float) -> Story:
+    """The deadline (20 s) passes on a working task; the client cancels and prints a timeout at
+    20.1 s, and its stream, still open, closes only when the process exits at 20.4 s, after one
+    more event at ``late_event``: a JVM client takes a few hundred ms to exit."""
+    story = Story(deadline=20, idle=8)
+    story.created(0.1)
+    frames = [task_frame(0.1)]
+    for at in (1.1, 5.1, 9.1, 13.1, 17.1, late_event):
+        story.state(at, "working")
+        frames.append(status(at, "working"))
+    story.card(0.0)
+    story.message(0.1, frames, ended="client_closed", link_end=(20.4, "rst", "client"))
+    story.cancel(20.0, "working", code=-32002)
+    story.run(result("timeout", {}, incomplete=True), t_result=20.1, t_exit=20.4)
+    return story
+
+
+def test_a_stream_still_delivering_after_the_result_is_no_drop() -> None:
+    # the call was over at its result; an event that arrives before the process exits is no
+    # stream "gone quiet" the client owed a recovery for
+    late = _timed_out(20.3).build()
+    assert_not_applicable(recovery_verdicts(late), "A2A-C-RECOVERY", "no stream")
+    # the same stream quiet since 17.1 s, well inside the idle limit before the result: fine too
+    quiet = _timed_out(17.2).build()
+    assert_passes(recovery_verdicts(quiet), "A2A-C-RECOVERY")
+
+
 def test_the_scenario_ledger_pattern_is_an_expectation_not_recovery() -> None:
     obs = worked_example()
     other = obs.model_copy(
