@@ -100,6 +100,36 @@ def test_an_unknown_mutant_is_bad_input_through_the_plugin_too(tmp_path: Path) -
     assert "--streamproof-bug typo-bug: unknown" in run.stderr
 
 
+def test_a_target_that_lists_its_mutants_takes_only_those_through_the_plugin() -> None:
+    scenarios = str(ROOT / "scenarios" / "a2a_client" / "failed.yaml")
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            scenarios,
+            "--streamproof-target",
+            str(ROOT / "targets" / "java-client.yaml"),
+            "--streamproof-bug",
+            "gap-loss",  # a mutant of the Python reference, not of the Java one
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "streamproof_dirs=scenarios",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 4, run.stdout + run.stderr
+    assert (
+        "--streamproof-bug gap-loss: unknown; choose one of no-watchdog, resend-on-drop, "
+        "stream-end-as-completed"
+    ) in run.stderr
+
+
 def test_list_into_a_reader_that_left_exits_quietly() -> None:
     """`streamproof list | head`: the reader is gone before the listing is written."""
     proc = subprocess.Popen(
