@@ -214,7 +214,13 @@ def raw_answer_verdicts(obs: GatewayObservation) -> list[Verdict]:
                     "aggregate event carries that text"
                 )
     if not aggregates and not completed and not problems:
-        return [not_applicable(rid, "not judged: no model text was completed or streamed")]
+        return [
+            not_applicable(
+                rid,
+                "not judged: no answer was completed (no aggregate with text on the stream, and "
+                "no model call finished a text)",
+            )
+        ]
     return [
         from_violations(
             rid,

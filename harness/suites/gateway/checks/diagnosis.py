@@ -68,9 +68,15 @@ def _not_a_stream(obs: GatewayObservation) -> str | None:
     body = response.body_excerpt
     if response.status != 200:
         said = f": {short(body, 120)}" if body else ""
+        hint = ""
+        if "session not found" in body.lower() and not setup:
+            hint = (
+                "; the gateway did not find the session: declare endpoints.session to create "
+                "it before the turn (ADK: POST /apps/{app}/users/{user}/sessions/{sessionId})"
+            )
         return (
-            f"the chat request was refused with HTTP {response.status}{setup}{said}; no stream "
-            "to judge, so every stream rule below follows from this"
+            f"the chat request was refused with HTTP {response.status}{setup}{said}{hint}: no "
+            "stream to judge"
         )
     if _SSE_LINE.search(body):
         return (

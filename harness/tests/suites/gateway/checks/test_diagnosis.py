@@ -86,3 +86,14 @@ def test_an_adk_event_is_recognised_by_its_keys() -> None:
     assert not looks_like_adk_event({"author": "support", "text": ANSWER})
     assert not looks_like_adk_event([text_event(ANSWER)])
     assert diagnose(raw_worked_example(frames=raw())) is None
+
+
+def test_a_session_the_gateway_did_not_find_suggests_endpoints_session() -> None:
+    missing = ChatResponse(
+        status=404,
+        content_type="application/json",
+        end="not-sse",
+        body_excerpt='{"detail":"Session not found: sp-1"}',
+    )
+    said = diagnose(observation(response=missing, profile="adk-events"))
+    assert said is not None and "declare endpoints.session" in said
