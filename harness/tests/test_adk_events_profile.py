@@ -164,3 +164,24 @@ def test_untyped_frames_say_so_first_and_are_still_caught(tmp_path: Path) -> Non
     line = first_failure_line(output, "gateway/plain-streamed-answer")
     assert "no frame names its type" in line
     assert "GW-FRAME-TYPES" in failed_requirements(report)
+
+
+def test_a_failed_session_set_up_is_recorded_and_the_turn_still_sent(tmp_path: Path) -> None:
+    target = tmp_path / "raw-with-session.yaml"
+    original = (ROOT / "harness/tests/independent/raw-events-gateway.yaml").read_text()
+    target.write_text(
+        original.replace(
+            "endpoints:\n", 'endpoints:\n  session: "POST /no-such-sessions/{sessionId}"\n'
+        )
+    )
+    code, output, report = streamproof(
+        str(GATEWAY / "plain_streamed_answer.yaml"),
+        "--target",
+        str(target),
+        report_dir=tmp_path / "reports",
+    )
+    assert code == 1, output
+    observation = report["scenarios"][0]["observation"]
+    assert "/no-such-sessions/sp-" in observation["session_error"]
+    assert "answered 404" in observation["session_error"]
+    assert len(observation["frames"]) == 3  # the turn was sent all the same
