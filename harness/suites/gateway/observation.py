@@ -77,6 +77,11 @@ class AuthProbe(_Record):
 class GatewayObservation(_Record):
     scenario: str
     target: str
+    profile: Literal["typed-frames", "adk-events"] = "typed-frames"
+    """The wire the target declared (``typed-frames``: the seed's frames; ``adk-events``: ADK's
+    raw event JSON); the checks judge by it."""
+    session_error: str | None = None
+    """What went wrong creating the session through ``endpoints.session``, if anything."""
     marker: str
     """The secret put into every tool payload; it must never reach a frame."""
     request_text: str

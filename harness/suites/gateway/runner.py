@@ -130,6 +130,7 @@ class GatewayEnvironment:
             "command": None
             if command is None
             else [sys.executable if part == "{python}" else part for part in command],
+            # ``{port}`` stays a placeholder here: the port is per start; base_url names it.
             "url": target.url,
             "base_url": self.gateway.base_url if self.gateway is not None else None,
             "capabilities": sorted(target.declared),
@@ -274,6 +275,11 @@ class GatewayEnvironment:
         users = list(self.target.auth.users.items())
         headers = {self.target.auth.header: users[0][1]} if users else {}
 
+        # Set-up, not the browser's traffic: straight to the gateway, before the clock starts.
+        async with aiohttp.ClientSession() as http:
+            session_error = await _set_up_session(
+                http, gateway.endpoint("session", session_id), headers
+            )
         t0 = time.monotonic()
         self.model.set_epoch(t0)
         self.tools.set_epoch(t0)
@@ -281,12 +287,15 @@ class GatewayEnvironment:
             link.set_epoch(t0)
         request = scenario.request
         stream_wait = max(self.scale(scenario.limits.run_timeout), MIN_RUN_TIMEOUT)
+        body, content_type = self.target.chat_request(
+            request.text, session_id, streaming=request.streaming
+        )
         async with aiohttp.ClientSession() as http:
             response, frames = await _stream_chat(
                 http,
                 endpoint,
-                request.text,
-                headers,
+                body,
+                {**headers, "Content-Type": content_type},
                 timeout=stream_wait,
                 t0=t0,
                 disconnect_after=request.disconnect_after_frames,
@@ -324,6 +333,8 @@ class GatewayEnvironment:
         observation = GatewayObservation(
             scenario=scenario.id,
             target=self.target_label,
+            profile=self.target.profile,
+            session_error=session_error,
             # A leak can only be judged where a tool payload carried the marker.
             marker=marker if MARKER_PLACEHOLDER in json.dumps(scenario.tools) else "",
             request_text=scenario.request.text,
@@ -367,10 +378,36 @@ def proxy_environment(proxy_url: str, ca_file: str) -> dict[str, str]:
     }
 
 
+async def _set_up_session(
+    http: aiohttp.ClientSession, endpoint: tuple[str, str] | None, headers: dict[str, str]
+) -> str | None:
+    """Create the scenario's session through ``endpoints.session`` (when the target declares
+    one); what went wrong, or ``None``. A failure is recorded, not raised: the turn is still
+    sent, and its verdicts (with the diagnosis) say what the gateway made of it."""
+    if endpoint is None:
+        return None
+    method, url = endpoint
+    try:
+        async with http.request(
+            method,
+            url,
+            json={},
+            headers=headers,
+            timeout=aiohttp.ClientTimeout(total=10),
+        ) as resp:
+            body = await resp.read()
+            if 200 <= resp.status < 300:
+                return None
+            excerpt = body[:300].decode("utf-8", "replace")
+            return f"{method} {url} answered {resp.status}: {excerpt}"
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        return f"{method} {url} failed: {type(exc).__name__}: {exc}"
+
+
 async def _stream_chat(
     http: aiohttp.ClientSession,
     endpoint: tuple[str, str],
-    text: str,
+    body: bytes,
     headers: dict[str, str],
     *,
     timeout: float,
@@ -413,18 +450,14 @@ async def _stream_chat(
             async with http.request(
                 method,
                 url,
-                data=text.encode("utf-8"),
-                headers={
-                    **headers,
-                    "Accept": "text/event-stream",
-                    "Content-Type": "text/plain; charset=utf-8",
-                },
+                data=body,
+                headers={**headers, "Accept": "text/event-stream"},
             ) as resp:
                 status = resp.status
                 content_type = resp.headers.get("Content-Type")
                 if status != 200 or not (content_type or "").startswith("text/event-stream"):
-                    body = (await resp.content.read(4096)).decode("utf-8", "replace")
-                    return result("not-sse", body=body), frames
+                    excerpt = (await resp.content.read(4096)).decode("utf-8", "replace")
+                    return result("not-sse", body=excerpt), frames
                 if disconnect_after == 0:
                     resp.close()
                     return result("client-closed"), frames
@@ -508,6 +541,9 @@ async def _auth_probes(
             ("history-other-user", "history", {header: other}, "401, 403 or 404"),
         ]
     out: list[AuthProbe] = []
+    probe_body, probe_type = target.chat_request(
+        "streamproof auth probe", session_id, streaming=True
+    )
     for name, which, headers, expected in probes:
         endpoint = gateway.endpoint(which, session_id)
         assert endpoint is not None
@@ -518,8 +554,8 @@ async def _auth_probes(
             async with http.request(
                 method,
                 url,
-                data=b"streamproof auth probe" if method != "GET" else None,
-                headers=headers,
+                data=probe_body if method != "GET" else None,
+                headers={**headers, "Content-Type": probe_type} if method != "GET" else headers,
                 timeout=aiohttp.ClientTimeout(total=10),
             ) as resp:
                 status = resp.status

@@ -60,10 +60,23 @@ def environment(
 def render_failure(scenario_id: str, result: Any, failing: list[Verdict]) -> str:
     """What a failed gateway scenario shows: the broken rules, the response, the frame log, the
     model and tool calls, the stored history and the tail of the gateway's output."""
+    from harness.suites.gateway.checks.diagnosis import diagnose
+
     obs = result.observation
-    lines = [f"scenario {scenario_id} on target {obs.target}: {len(failing)} requirement(s) broken"]
-    for verdict in failing:
-        lines.append(verdict.render())
+    diagnosis = diagnose(obs)
+    if diagnosis is not None:
+        # Say what was seen first, in one line; the broken rules follow from it, so they are
+        # named on one line too (each verdict in full is in results.json).
+        lines = [
+            f"scenario {scenario_id} on target {obs.target}: {diagnosis}",
+            f"{len(failing)} requirement(s) broken as a result: "
+            + ", ".join(v.requirement for v in failing),
+        ]
+    else:
+        lines = [
+            f"scenario {scenario_id} on target {obs.target}: {len(failing)} requirement(s) broken"
+        ]
+        lines += [verdict.render() for verdict in failing]
     lines.append("")
     lines.append(
         f"response: status={obs.response.status} content-type={obs.response.content_type} "

@@ -8,13 +8,14 @@ kills its process group afterwards) or ``url`` (streamproof attaches to a runnin
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import socket
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -32,6 +33,13 @@ DEFAULT_TARGET = Path(__file__).with_name("reference-gateway.yaml")
 
 _ENDPOINT = re.compile(r"^(GET|POST|PUT|DELETE|PATCH) (/\S*)$")
 
+Profile = Literal["typed-frames", "adk-events"]
+"""The wire a gateway speaks: the seed's typed SSE frames, or ADK's raw event JSON (``adk
+api_server``'s ``/run_sse``), judged by :mod:`harness.suites.gateway.checks.adk_events`."""
+
+PORT_PLACEHOLDER = "{port}"
+"""In ``command``: replaced by the port streamproof gives the gateway (``port: auto`` or fixed)."""
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -39,19 +47,20 @@ class _Model(BaseModel):
 
 class Endpoints(_Model):
     chat: str = "POST /chat/{sessionId}"
-    """Streams one turn: the user's text as the body, SSE frames back."""
+    """Streams one turn: the user's text as the body (or ``chat_body``), SSE frames back."""
     chat_none: str | None = None
     """The same turn in non-streaming (NONE) mode, if the gateway offers one."""
     history: str | None = "GET /history/{sessionId}"
     """Returns the stored session events as ADK JSON (a list, or an object with ``events``)."""
+    session: str | None = None
+    """Creates the scenario's session before its first turn (ADK's ``POST
+    /apps/{app}/users/{user}/sessions/{sessionId}``); ``None``: the gateway creates it itself."""
 
-    @field_validator("chat", "chat_none", "history")
+    @field_validator("chat", "chat_none", "history", "session")
     @classmethod
     def _shape(cls, v: str | None) -> str | None:
         if v is not None and not _ENDPOINT.match(v):
             raise ValueError(f"{v!r} is not 'METHOD /path' (e.g. 'POST /chat/{{sessionId}}')")
-        if v is not None and "{sessionId}" not in v:
-            raise ValueError(f"{v!r} must contain {{sessionId}}")
         return v
 
 
@@ -90,9 +99,11 @@ class FakePorts(_Model):
 class GatewayTarget(_Model):
     kind: Literal["gateway"] = "gateway"
     name: str = "gateway"
-    profile: Literal["typed-frames"] = "typed-frames"
+    profile: Profile = "typed-frames"
+    """``typed-frames``: the seed's typed SSE protocol; ``adk-events``: ADK's raw event JSON."""
     command: tuple[str, ...] | None = None
-    """argv; ``{python}`` is replaced by the harness's interpreter."""
+    """argv; ``{python}`` is replaced by the harness's interpreter, ``{port}`` (inside any word)
+    by the gateway's port (``port: auto`` or a fixed port)."""
     url: str | None = None
     cwd: str | None = None
     """The folder the command runs in, relative to the target file; default: the folder
@@ -105,6 +116,11 @@ class GatewayTarget(_Model):
     listening_pattern: str = r"https?://(?:127\.0\.0\.1|localhost):(\d+)"
     ready: Ready = Ready()
     endpoints: Endpoints = Endpoints()
+    chat_body: Any = None
+    """A JSON body template for the chat turn, sent as ``application/json`` instead of the
+    user's text as ``text/plain``: inside every string, ``{text}`` becomes the user's text and
+    ``{sessionId}`` the session id; a string that is exactly ``{streaming}`` becomes ``true``
+    for ``endpoints.chat`` and ``false`` for ``endpoints.chat_none``."""
     auth: Auth = Auth()
     fakes: FakePorts = FakePorts()
     """0 lets the system pick; set fixed ports when attaching by ``url``."""
@@ -132,6 +148,40 @@ class GatewayTarget(_Model):
             re.compile(self.listening_pattern)
         except re.error as exc:
             raise ValueError(f"listening_pattern does not compile: {exc}") from None
+        if self.command is not None and self.port == 0:
+            if any(PORT_PLACEHOLDER in word for word in self.command):
+                raise ValueError(
+                    "command: '{port}' needs a port streamproof picks: set port: auto (or a "
+                    "fixed port); with port: 0 the gateway picks its own"
+                )
+        return self
+
+    @model_validator(mode="after")
+    def _session_id_reaches_gateway(self) -> GatewayTarget:
+        """Every turn must name its session: in the endpoint's path or in ``chat_body``."""
+        body_strings = list(_strings(self.chat_body))
+        if self.chat_body is not None:
+            if not any("{text}" in s for s in body_strings):
+                raise ValueError(
+                    "chat_body: no string holds '{text}', so the user's text would never be sent"
+                )
+            try:
+                json.dumps(self.chat_body)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"chat_body: not JSON: {exc}") from None
+        in_body = any("{sessionId}" in s for s in body_strings)
+        endpoints = self.endpoints
+        for key in ("chat", "chat_none"):
+            template: str | None = getattr(endpoints, key)
+            if template is not None and "{sessionId}" not in template and not in_body:
+                raise ValueError(
+                    f"endpoints.{key}: {template!r} must contain {{sessionId}} (or chat_body "
+                    "must carry it)"
+                )
+        for key in ("history", "session"):
+            template = getattr(endpoints, key)
+            if template is not None and "{sessionId}" not in template:
+                raise ValueError(f"endpoints.{key}: {template!r} must contain {{sessionId}}")
         return self
 
     @model_validator(mode="after")
@@ -170,6 +220,51 @@ class GatewayTarget(_Model):
     @property
     def auth_declared(self) -> bool:
         return len(self.auth.users) >= 2
+
+    def chat_request(self, text: str, session_id: str, *, streaming: bool) -> tuple[bytes, str]:
+        """The chat request's body and Content-Type: the user's text as ``text/plain``, or
+        ``chat_body`` filled in as ``application/json``."""
+        if self.chat_body is None:
+            return text.encode("utf-8"), "text/plain; charset=utf-8"
+        body = _fill(self.chat_body, {"{text}": text, "{sessionId}": session_id}, streaming)
+        return json.dumps(body).encode("utf-8"), "application/json"
+
+    def argv(self, port: int) -> list[str]:
+        """``command`` as run: ``{python}`` resolved, ``{port}`` replaced by ``port``."""
+        assert self.command is not None
+        return [
+            sys.executable if part == "{python}" else part.replace(PORT_PLACEHOLDER, str(port))
+            for part in self.command
+        ]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string inside a JSON-like value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def _fill(value: Any, words: Mapping[str, str], streaming: bool) -> Any:
+    """``value`` with every placeholder of ``words`` replaced inside its strings, and the
+    string ``{streaming}`` replaced by the boolean."""
+    if isinstance(value, str):
+        if value == "{streaming}":
+            return streaming
+        for word, replacement in words.items():
+            value = value.replace(word, replacement)
+        return value
+    if isinstance(value, Mapping):
+        return {_fill(k, words, streaming): _fill(v, words, streaming) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_fill(item, words, streaming) for item in value]
+    return value
 
 
 def load_target(path: str | Path | None) -> GatewayTarget:
@@ -267,7 +362,7 @@ async def start_gateway(
     }
     if bug is not None and target.bug_env is not None:
         env[target.bug_env] = bug
-    argv = [sys.executable if part == "{python}" else part for part in target.command]
+    argv = target.argv(port)
     process = TargetProcess(target.name, argv, env, cwd=target.cwd)
     await process.start()
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from harness.suites.gateway.checks.adk_events import adk_events_verdicts
 from harness.suites.gateway.checks.auth import auth_verdicts, history_isolation_verdicts
 from harness.suites.gateway.checks.disposal import dispose_verdicts
 from harness.suites.gateway.checks.errors import error_event_verdicts, error_frame_verdicts
@@ -47,6 +48,7 @@ from harness.verdicts import Verdict
 __all__ = [
     "GATEWAY_CHECKS",
     "ReducerState",
+    "adk_events_verdicts",
     "answer_as_message_verdicts",
     "auth_verdicts",
     "check_gateway",
@@ -110,5 +112,8 @@ then the scenario's own expectations."""
 
 
 def check_gateway(obs: GatewayObservation) -> list[Verdict]:
-    """Every gateway verdict for ``obs``, in a fixed order."""
+    """Every gateway verdict for ``obs``, in a fixed order, judged by the target's profile:
+    the seed's typed frames, or ADK's raw events (:mod:`.adk_events`)."""
+    if obs.profile == "adk-events":
+        return adk_events_verdicts(obs)
     return [verdict for check in GATEWAY_CHECKS for verdict in check(obs)]
