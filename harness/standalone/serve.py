@@ -21,6 +21,7 @@ be listened on; one line on stderr, nothing listened), 128 + the signal when sto
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -84,7 +85,13 @@ def setup_from_args(args: argparse.Namespace) -> Setup:
     fake: Literal["a2a", "model"] = args.fake
     path = Path(args.scenario)
     if not path.is_file():
-        what = "is a folder" if path.is_dir() else "no such file"
+        what = (
+            "is a folder"
+            if path.is_dir()
+            else "is not a regular file"
+            if path.exists()
+            else "no such file"
+        )
         raise BadInput(f"{path}: {what} (serve takes one scenario file)")
     try:
         loaded = load_scenarios(path)
@@ -109,7 +116,7 @@ def setup_from_args(args: argparse.Namespace) -> Setup:
             f"{path}: {scenario.id} is not {kind} scenario; serve {fake} needs one "
             f"(serve {other} serves this one)"
         )
-    if not args.time_scale > 0:
+    if not (math.isfinite(args.time_scale) and args.time_scale > 0):
         raise BadInput(f"--time-scale {args.time_scale:g}: must be a positive number")
     return Setup(
         fake=fake,

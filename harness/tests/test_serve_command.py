@@ -124,6 +124,8 @@ def busy_port() -> Iterator[int]:
         (["model", str(A2A_SCENARIO)], "is not a gateway scenario; serve model needs one"),
         (["a2a", str(A2A_SCENARIO), "--port", "70000"], "--port 70000: must be 0"),
         (["a2a", str(A2A_SCENARIO), "--time-scale", "0"], "--time-scale 0: must be"),
+        (["a2a", str(A2A_SCENARIO), "--time-scale", "inf"], "--time-scale inf: must be"),
+        (["a2a", "/dev/null"], "/dev/null: is not a regular file"),
         (["a2a", str(A2A_SCENARIO), "--id", "nope"], "no scenario with id 'nope'"),
     ],
 )
