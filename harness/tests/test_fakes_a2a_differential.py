@@ -1,8 +1,9 @@
 """The fake A2A server against a real a2a-sdk 1.3 server: the same requests, the same answers.
 
 Both servers play the same script (:mod:`harness.tests.independent.a2a_sdk_scripted` turns the
-fake's script into an a2a-sdk executor). Every request of :data:`CORPUS` (every method on both
-wires, valid and malformed) is sent to each, in the same order and with the same task
+fake's script into an a2a-sdk executor). Every request of a set-up's corpus (every method on
+both wires, valid and malformed: :func:`corpus_0_3`, :func:`corpus_1_0`, :func:`corpus_any`,
+:func:`corpus_reply`) is sent to each, in the same order and with the same task
 history behind it, and the answers are reduced to what a client can rely on
 (:func:`outline`): the HTTP status, whether the body is ``application/json`` or
 ``text/event-stream``, and for each JSON-RPC response (the body, or each SSE frame) its error
@@ -208,7 +209,11 @@ def corpus_0_3() -> list[Request]:
         ),
         Request("0.3 message/stream empty parts", "message/stream", _msg("0.3", parts=[])),
         Request("0.3 message/send params a list", "message/send", [message_0_3()]),
-        Request("0.3 message/send no params", "message/send", None),
+        Request("0.3 message/send params null", "message/send", None),
+        Request(
+            "0.3 tasks/get params missing",
+            raw={"jsonrpc": "2.0", "id": "req-1", "method": "tasks/get"},
+        ),
         Request("0.3 message/send unknown task", "message/send", _msg_to("0.3", "none")),
         Request("0.3 message/stream unknown task", "message/stream", _msg_to("0.3", "none")),
         Request("0.3 message/send finished task", "message/send", _msg_to("0.3", "done")),
@@ -281,6 +286,11 @@ def corpus_1_0() -> list[Request]:
         Request("1.0 GetTask unknown", "GetTask", {"id": "no-such-task"}, V1),
         Request("1.0 GetTask id a number", "GetTask", {"id": 7}, V1),
         Request(
+            "1.0 GetTask params missing",
+            headers=V1,
+            raw={"jsonrpc": "2.0", "id": "req-1", "method": "GetTask"},
+        ),
+        Request(
             "1.0 GetTask negative historyLength", "GetTask", {"id": "x", "historyLength": -1}, V1
         ),
         Request("1.0 CancelTask unknown", "CancelTask", {"id": "no-such-task"}, V1),
@@ -323,7 +333,7 @@ def corpus_1_0() -> list[Request]:
         ),
         Request("1.0 SendStreamingMessage no A2A-Version", "SendStreamingMessage", _msg("1.0")),
         Request("1.0 GetTask no A2A-Version", "GetTask", {"id": "no-such-task"}),
-        Request("1.0 GetTask no A2A-Version, no params", "GetTask", None),
+        Request("1.0 GetTask no A2A-Version, params null", "GetTask", None),
         Request("1.0 GetTask no A2A-Version, params a list", "GetTask", ["x"]),
         Request("1.0 GetTask no A2A-Version, no id", "GetTask", {}),
         Request("1.0 GetTask no A2A-Version, id a number", "GetTask", {"id": 7}),
@@ -468,7 +478,8 @@ ALLOWED: Final[dict[tuple[str, str], Allowed]] = {
         for name in (
             "0.3 message/send missing parts",
             "0.3 message/send params a list",
-            "0.3 message/send no params",
+            "0.3 message/send params null",
+            "0.3 tasks/get params missing",
             "0.3 tasks/get id a number",
             "0.3 tasks/get no id",
         )
