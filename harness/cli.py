@@ -1,9 +1,11 @@
-"""``streamproof``: run scenarios, validate them, list requirements, print the schema, and
-run a fault proxy in front of a user's own stack (``streamproof proxy``).
+"""``streamproof``: run scenarios, validate them, list requirements, print the schema, run a
+fault proxy in front of a user's own stack (``streamproof proxy``), and serve one of the fakes
+on its own from a scenario (``streamproof serve a2a|model``).
 
 Exit codes: 0 every enforced requirement holds (``proxy``: it ran its ``--for``); 1 one failed;
 2 bad input (a malformed scenario, target or plan file, an unknown option, nothing to run, a
-``proxy`` that cannot listen where it is told); 3 the target could not be started or reached;
+``proxy`` or ``serve`` that cannot listen where it is told, a scenario of the wrong kind for
+``serve``); 3 the target could not be started or reached;
 128 + the signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 """
 
@@ -164,6 +166,47 @@ def _parser() -> argparse.ArgumentParser:
         "--for", dest="run_for", metavar="DURATION", help="stop by itself after this long (40s)"
     )
 
+    serve = sub.add_parser(
+        "serve",
+        help="run a fake (A2A server, or Gemini + tool service) on its own from a scenario",
+        description="Serve one of streamproof's fakes on 127.0.0.1 playing a scenario, print "
+        "its URL(s) and one line per request as it arrives, and stop on Ctrl-C or SIGTERM. "
+        "Point your own client, debugger or the A2A TCK at it.",
+    )
+    which = serve.add_subparsers(dest="fake", required=True, metavar="{a2a,model}")
+    a2a_cmd = which.add_parser(
+        "a2a", help="the fake A2A server, from an a2a-client scenario's task/reply and server:"
+    )
+    model = which.add_parser(
+        "model", help="the fake Gemini endpoint and tool service, from a gateway scenario"
+    )
+    for cmd in (a2a_cmd, model):
+        cmd.add_argument("scenario", metavar="SCENARIO", help="a scenario file")
+        cmd.add_argument(
+            "--id", dest="scenario_id", metavar="ID", help="which scenario of a file of several"
+        )
+        cmd.add_argument(
+            "--port", type=int, default=0, help="the port on 127.0.0.1 (default 0: any free port)"
+        )
+        cmd.add_argument(
+            "--time-scale",
+            metavar="F",
+            type=float,
+            default=1.0,
+            help="multiply the scenario's times (default 1: real time)",
+        )
+    a2a_cmd.add_argument(
+        "--wire",
+        choices=("0.3", "1.0", "both"),
+        help="the wire the card offers and the server speaks (default: the scenario's)",
+    )
+    model.add_argument(
+        "--tools-port",
+        type=int,
+        default=0,
+        help="the tool service's port on 127.0.0.1 (default 0: any free port)",
+    )
+
     lst = sub.add_parser("list", help="print the requirement registry")
     lst.add_argument("--json", action="store_true")
     lst.add_argument("--markdown", action="store_true", help="the README's requirements table")
@@ -205,6 +248,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from harness.standalone.command import run as run_proxy
 
         return run_proxy(args)
+    if args.command == "serve":
+        from harness.standalone.serve import run as run_serve
+
+        return run_serve(args)
     return EXIT_BAD_INPUT  # pragma: no cover - argparse enforces the choices
 
 

@@ -1,4 +1,6 @@
-"""``streamproof proxy``: the fault proxy on its own, in front of a user's real stack.
+"""``streamproof proxy`` and ``streamproof serve``: the fault proxy and the fakes on their own.
+
+``streamproof proxy`` is the fault proxy on its own, in front of a user's real stack.
 
 The suites put a link in front of streamproof's own fakes; this command puts one in front of
 whatever the user points it at (their staging A2A server, their gateway), so a team can watch
@@ -16,4 +18,11 @@ terminal needs:
 * :mod:`~harness.standalone.skeleton`: what the proxy saw as a scenario to finish (pure);
 * :mod:`~harness.standalone.command`: the command itself (the link on a background loop, the
   terminal, signals and ``--for``).
+
+``streamproof serve`` runs one of the fakes on its own, from a scenario, for the same kind of
+hands-on work against a team's own client (or the A2A TCK against the fake A2A server):
+
+* :mod:`~harness.standalone.ledger_lines`: one line per request a fake receives (pure);
+* :mod:`~harness.standalone.serve`: the command (the fakes on a background loop, the terminal,
+  signals).
 """

@@ -249,6 +249,93 @@ async def test_stream_errors_as_sse_or_json(fake: FakeA2AServer, delivery: str) 
     }
 
 
+@pytest.mark.parametrize(
+    ("wire", "method", "header", "expected"),
+    [
+        ("0.3", "tasks/resubscribe", None, "text/event-stream"),
+        ("1.0", "SubscribeToTask", "1.0", "application/json"),
+        ("both", "tasks/resubscribe", None, "text/event-stream"),
+        ("both", "SubscribeToTask", "1.0", "application/json"),
+    ],
+)
+async def test_stream_errors_follow_a2a_sdk_per_wire_by_default(
+    fake: FakeA2AServer, wire: str, method: str, header: str | None, expected: str
+) -> None:
+    fake.load(load_script(REPORT, wire=wire), time_scale=0.01)
+    headers = {"A2A-Version": header} if header else {}
+    response_headers, raw = await read_stream(fake, rpc(method, {"id": "gone"}), **headers)
+    assert response_headers["Content-Type"].startswith(expected)
+    payload = json.loads(sse.decode(raw)[0].data if expected != "application/json" else raw)
+    assert payload["error"]["code"] == -32001
+
+
+@pytest.mark.parametrize("wire", ["0.3", "1.0"])
+async def test_a_message_without_parts_is_refused(fake: FakeA2AServer, wire: str) -> None:
+    fake.load(load_script(REPORT, wire=wire), time_scale=0.01)
+    v1 = {"A2A-Version": "1.0"} if wire == "1.0" else {}
+    message = dict(MSG) if wire == "0.3" else {"messageId": "m1", "role": "ROLE_USER"}
+    send, stream = (
+        ("message/send", "message/stream")
+        if wire == "0.3"
+        else (
+            "SendMessage",
+            "SendStreamingMessage",
+        )
+    )
+    for parts in ([], None):
+        body = {**message, "parts": parts} if parts is not None else without_parts(message)
+        _, _, raw = await post(fake, rpc(send, {"message": body}), **v1)
+        assert json.loads(raw)["error"]["code"] == -32602
+        headers, raw = await read_stream(fake, rpc(stream, {"message": body}), **v1)
+        if headers["Content-Type"].startswith("text/event-stream"):
+            raw = sse.decode(raw)[0].data.encode()
+        assert json.loads(raw)["error"]["code"] == -32602
+    assert fake.ledger.tasks == ()
+
+
+def without_parts(message: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in message.items() if k != "parts"}
+
+
+async def test_list_tasks_pages_and_filters(fake: FakeA2AServer) -> None:
+    fake.load(load_script(REPORT, wire="1.0"), time_scale=0.0005)
+    v1 = {"A2A-Version": "1.0"}
+    message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    created = []
+    for n in range(5):
+        body = rpc("SendMessage", {"message": {**message, "messageId": f"m{n}"}}, n)
+        _, _, raw = await post(fake, body, **v1)
+        created.append(json.loads(raw)["result"]["task"]["id"])
+    seen: list[str] = []
+    token = None
+    while True:
+        params: dict[str, Any] = {"pageSize": 2, **({"pageToken": token} if token else {})}
+        _, _, raw = await post(fake, rpc("ListTasks", params), **v1)
+        page = json.loads(raw)["result"]
+        assert page["totalSize"] == 5 and page["pageSize"] == 2
+        assert all("artifacts" not in t for t in page["tasks"])  # includeArtifacts is off
+        seen += [t["id"] for t in page["tasks"]]
+        token = page["nextPageToken"]
+        if not token:
+            break
+    assert seen == created[::-1]  # most recently updated first, each task once
+    _, _, raw = await post(
+        fake, rpc("ListTasks", {"includeArtifacts": True, "historyLength": 0}), **v1
+    )
+    tasks = json.loads(raw)["result"]["tasks"]
+    assert all(t["artifacts"] and "history" not in t for t in tasks)
+    context = tasks[0]["contextId"]
+    _, _, raw = await post(fake, rpc("ListTasks", {"contextId": context}), **v1)
+    assert [t["contextId"] for t in json.loads(raw)["result"]["tasks"]] == [context]
+    _, _, raw = await post(fake, rpc("ListTasks", {"status": "TASK_STATE_WORKING"}), **v1)
+    assert json.loads(raw)["result"]["tasks"] == []
+    future = "2999-01-01T00:00:00Z"
+    _, _, raw = await post(fake, rpc("ListTasks", {"statusTimestampAfter": future}), **v1)
+    assert json.loads(raw)["result"]["totalSize"] == 0
+    _, _, raw = await post(fake, rpc("ListTasks", {"pageToken": "not-ours"}), **v1)
+    assert json.loads(raw)["error"]["code"] == -32602
+
+
 # --- ledger, lifecycle -------------------------------------------------------------------------
 
 
@@ -315,7 +402,7 @@ async def test_an_internal_failure_is_a_json_rpc_error_not_a_traceback(
         raise RuntimeError("secret detail")
 
     fake.load(load_script(REPORT), time_scale=0.01)
-    monkeypatch.setattr(a2a, "decode_request_object", explode)
+    monkeypatch.setattr(a2a, "decode_served_request", explode)
     status, _, raw = await post(fake, rpc("tasks/get", {"id": "t"}, 4))
     assert status == 200
     assert json.loads(raw) == {

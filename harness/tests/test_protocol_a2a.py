@@ -528,8 +528,14 @@ def _rpc(method: str, params: Any = ..., *, request_id: Any = 1) -> bytes:
         (_rpc("tasks/list", {}), -32601, 1),
         (_rpc("message/sned", {}), -32601, 1),
         (_rpc("tasks/pushNotificationConfig/set", {}), -32003, 1),
-        (_rpc("GetExtendedAgentCard", {}), -32007, 1),
-        (_rpc("ListTasks", {}), -32004, 1),
+        (_rpc("GetExtendedAgentCard", {}), -32004, 1),
+        (_rpc("agent/getAuthenticatedExtendedCard", {}), -32004, 1),
+        (_rpc("ListTasks", {"pageSize": 0}), -32602, 1),
+        (_rpc("ListTasks", {"pageSize": 101}), -32602, 1),
+        (_rpc("ListTasks", {"historyLength": -1}), -32602, 1),
+        (_rpc("ListTasks", {"status": "TASK_STATE_BORED"}), -32602, 1),
+        (_rpc("ListTasks", {"statusTimestampAfter": "yesterday"}), -32602, 1),
+        (_rpc("ListTasks", ["t"]), -32602, 1),
         (_rpc("tasks/get"), -32602, 1),
         (_rpc("tasks/get", ["t"]), -32602, 1),
         (_rpc("tasks/get", {}), -32602, 1),
@@ -551,6 +557,55 @@ def test_malformed_requests_get_the_right_error(body: bytes, code: int, request_
     assert (result.code, result.id) == (code, request_id)
     envelope = a2a.encode_error(result)
     assert envelope["jsonrpc"] == "2.0" and envelope["error"]["code"] == code
+
+
+def test_list_tasks_params_round_trip() -> None:
+    params = a2a.ListTasksParams(
+        context_id="c1",
+        status=a2a.TaskState.INPUT_REQUIRED,
+        page_size=5,
+        page_token="abc",
+        history_length=0,
+        status_timestamp_after=datetime(2026, 11, 29, 19, 40, 21, tzinfo=UTC),
+        include_artifacts=True,
+    )
+    for p in (params, a2a.ListTasksParams()):
+        request = RpcRequest(id="r", version="1.0", op="list", params=p)
+        assert request.method == "ListTasks" and not request.streaming
+        assert a2a.decode_request(a2a.dumps(a2a.encode_request(request))) == request
+    # 0.3 has no tasks/list on JSON-RPC, and the status filter's "unspecified" means none
+    assert a2a.decode_request(_rpc("tasks/list", {})).code == -32601  # type: ignore[union-attr]
+    unspecified = a2a.decode_request(_rpc("ListTasks", {"status": "TASK_STATE_UNSPECIFIED"}))
+    assert isinstance(unspecified, RpcRequest)
+    assert unspecified.params == a2a.ListTasksParams()
+
+
+@pytest.mark.parametrize(
+    ("body", "header", "code"),
+    [
+        # the header is checked as soon as the method is known and params is an object ...
+        (_rpc("GetTask", {}), None, -32009),
+        (_rpc("SendMessage", {"message": {"parts": []}}), None, -32009),
+        (_rpc("ListTasks", {"pageSize": 0}), None, -32009),
+        (_rpc("GetExtendedAgentCard", {}), None, -32009),
+        (_rpc("CreateTaskPushNotificationConfig", {}), "0.3", -32009),
+        (_rpc("tasks/get", {}), "1.0", -32603),
+        # ... not before: an unknown method, params missing or not an object come first
+        (_rpc("LaunchTask", {}), None, -32601),
+        (_rpc("GetTask"), None, -32602),
+        (_rpc("GetTask", ["t"]), None, -32602),
+        # with the header, the params are read
+        (_rpc("GetTask", {}), "1.0", -32602),
+        (_rpc("GetExtendedAgentCard", {}), "1.0", -32004),
+    ],
+)
+def test_a_server_checks_the_version_before_the_fields(
+    body: bytes, header: str | None, code: int
+) -> None:
+    result = a2a.decode_served_request(a2a.loads(body), "both", header)
+    assert isinstance(result, RpcError) and result.code == code, result
+    # the plain decoder never looks at a header
+    assert a2a.decode_request_object(a2a.loads(body), "both") != result or code != -32009
 
 
 def test_a_well_formed_request_decodes() -> None:

@@ -35,8 +35,14 @@ What a client sees
   task waiting for input the stream stays open for the next turn's events.
 * ``tasks/cancel``: honoured (the task goes ``canceled`` at once, a final update on its
   streams) or refused with -32002; a finished task always gets -32002.
+* ``ListTasks`` (1.0 only; 0.3 has no ``tasks/list`` on JSON-RPC): the run's tasks, most
+  recently updated first, filtered and paged as a2a-sdk 1.3 does.
+* A message without parts gets -32602 (``a2a.proto`` marks them REQUIRED). A 1.0 call without
+  an ``A2A-Version: 1.x`` header gets -32009 before any field of its params is read, as on
+  a2a-sdk 1.3; the extended card and push notifications are not offered (-32004, -32003).
 * Errors of streaming calls that arise while handling them come as a one-frame SSE stream
-  (a2a-sdk) or as ``application/json`` (a2a-js, a2a-sdk 1.0 path), per the script (§1.7);
+  (a2a-sdk's 0.3 path) or as ``application/json`` (a2a-js, a2a-sdk's 1.0 path), per the
+  script, by default as a2a-sdk 1.3 does on the call's wire (§1.7);
   request-level errors (bad JSON, bad request, unknown method, bad params, version) are always
   ``application/json``, HTTP 200. Nothing a client sends makes the fake answer with a
   traceback: an unexpected failure is a -32603 whose message names the exception type only.

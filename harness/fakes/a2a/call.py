@@ -127,8 +127,8 @@ class _Call:
 
     async def _fail(self, error: a2a.RpcError) -> web.StreamResponse:
         """An error found while handling the call: for a streaming call, as a one-frame SSE
-        stream or as JSON (``server.stream_errors``); otherwise JSON."""
-        if not self.rpc.streaming or self.server.stream_errors == "json":
+        stream or as JSON (``server.stream_errors_on`` the call's wire); otherwise JSON."""
+        if not self.rpc.streaming or self.server.stream_errors_on(self.version) == "json":
             return await self._json_error(error)
         self.state.error_code = error.code
         response = self._sse_response()

@@ -1,10 +1,11 @@
 """``message/send`` and ``message/stream`` (``SendMessage``, ``SendStreamingMessage`` in 1.0).
 
-A message without a ``taskId`` creates a task (its stream opens with the ``submitted`` Task
-snapshot) or, when the script has a ``reply``, is answered with a direct Message. A message
-with the ``taskId`` of a task waiting for input runs the next turn; any other ``taskId`` is
-refused (-32001 unknown, -32004/-32602 finished, -32602 another context, -32004 still working).
-``message/send`` waits for the end of the turn unless the client said not to block. Every
+A message without parts is refused (-32602). A message without a ``taskId`` creates a task
+(its stream opens with the ``submitted`` Task snapshot) or, when the script has a ``reply``,
+is answered with a direct Message. A message with the ``taskId`` of a task waiting for input
+runs the next turn; any other ``taskId`` is refused (-32001 unknown, -32004/-32602
+finished, -32602 another context, -32004 still working). ``message/send`` waits for the end
+of the turn unless the client said not to block. Every
 message is recorded as a :class:`~harness.fakes.a2a.ledger.MessageRecord`.
 """
 
@@ -47,6 +48,17 @@ class _MessageMethods(_Call):
                 )
             )
 
+        if not message.parts:
+            # a2a.proto marks Message.parts REQUIRED (0.3's types.ts too); a2a-sdk 1.3 checks
+            # it while handling the call, so a streaming call's refusal goes where its other
+            # errors go (a one-frame SSE stream on 0.3 by default)
+            note("rejected", a2a.INVALID_PARAMS)
+            return await self._fail(
+                self._error(
+                    a2a.INVALID_PARAMS,
+                    "Validation failed: message.parts must contain at least one part",
+                )
+            )
         if message.task_id is not None:
             self.state.task_id = message.task_id
             live = run.tasks.get(message.task_id)

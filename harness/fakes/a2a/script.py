@@ -32,7 +32,8 @@ Timeline reference (``task:``, and every ``follow_up:``)::
       snapshot_artifacts: true     # tasks/get carries the task's artifacts, or only its status
       terminal_resubscribe_error: -32004   # -32004 (1.x), -32602 (a2a-sdk 0.3), -32001 (Java)
       terminal_message_error: -32004       # a message to a finished task: -32004 or -32602
-      stream_errors: sse           # errors of streaming calls: one-frame SSE stream | json
+      stream_errors: null          # errors of streaming calls: sse (a one-frame stream) |
+                                   # json; null: per wire as a2a-sdk 1.3 (0.3 sse, 1.0 json)
       error_event: false           # put "event: error" on an SSE error frame
       line_end: crlf               # crlf (sse-starlette) | lf (Java, JS)
       event_ids: false             # "id: 0", "id: 1"... on each event (a2a-java)
@@ -224,7 +225,11 @@ class ServerBehaviour(_Model):
     ``resubscribe_snapshot``'s business."""
     terminal_resubscribe_error: Literal[-32004, -32602, -32001] = -32004
     terminal_message_error: Literal[-32004, -32602] = -32004
-    stream_errors: Literal["sse", "json"] = "sse"
+    stream_errors: Literal["sse", "json"] | None = None
+    """Where an error found while handling a streaming call goes: ``sse``, a one-frame
+    ``text/event-stream`` (a2a-sdk's 0.3 path, a2a-java 1.x); ``json``, an
+    ``application/json`` body (a2a-sdk 1.3's 1.0 path, a2a-js); ``None``, as a2a-sdk 1.3
+    does on the wire the call came in on (:meth:`stream_errors_on`)."""
     error_event: bool = False
     line_end: Literal["crlf", "lf"] = "crlf"
     event_ids: bool = False
@@ -242,6 +247,14 @@ class ServerBehaviour(_Model):
         if self.ping_every is not None and self.ping_every <= 0:
             raise ValueError("ping_every must be a positive duration")
         return self
+
+    def stream_errors_on(self, version: Literal["0.3", "1.0"]) -> Literal["sse", "json"]:
+        """Where a streaming call's errors go on ``version``'s wire (research ``a2a.md``
+        §1.7: a2a-sdk 1.3 answers 0.3 calls with a one-frame SSE stream and 1.0 calls, which
+        it reads up to the first event before it switches to SSE, with JSON)."""
+        if self.stream_errors is not None:
+            return self.stream_errors
+        return "sse" if version == "0.3" else "json"
 
     @property
     def line_end_chars(self) -> str:

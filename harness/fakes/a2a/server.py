@@ -256,14 +256,12 @@ class FakeA2AServer(_TaskClock):
             error = a2a.rpc_error(a2a.INTERNAL_ERROR, "no scenario is loaded")
             return await self._error_json(run, request, state, error, None)
         server = run.script.server
-        decoded = a2a.decode_request_object(value, server.wire)
+        # the A2A-Version header is checked once the method is known, before its params
+        decoded = a2a.decode_served_request(value, server.wire, state.a2a_version)
         if isinstance(decoded, a2a.RpcError):
             served_grammar = state.wire if server.wire == "both" else server.wire
             return await self._error_json(run, request, state, decoded, served_grammar)
         version: a2a.WireVersion = decoded.version if server.wire == "both" else server.wire
-        refused = a2a.check_version(decoded, state.a2a_version, server.wire)
-        if refused is not None:
-            return await self._error_json(run, request, state, refused, version)
         if decoded.streaming and not server.streaming:
             error = a2a.rpc_error(
                 a2a.UNSUPPORTED_OPERATION,
@@ -325,6 +323,8 @@ class _RpcCall(_MessageMethods, _TaskMethods):
             return await self._message(params)
         if isinstance(params, a2a.TaskQueryParams):
             return await self._get(params)
+        if isinstance(params, a2a.ListTasksParams):
+            return await self._list(params)
         if self.rpc.op == "cancel":
             return await self._cancel(params)
         return await self._resubscribe(params)

@@ -1,14 +1,28 @@
 """``tasks/get``, ``tasks/cancel`` and ``tasks/resubscribe`` (``GetTask``, ``CancelTask``,
-``SubscribeToTask`` in 1.0): the calls that name an existing task by its id.
+``SubscribeToTask`` in 1.0): the calls that name an existing task by its id; and 1.0's
+``ListTasks``, which pages through them all.
 
 ``tasks/get`` answers with the task as it stands (without its artifacts under
 ``snapshot_artifacts: false``); ``tasks/cancel`` honours or refuses per the script (a finished
 task: -32002); ``tasks/resubscribe`` opens a stream of the task's live events, a Task snapshot
 first if the script says so, or fails on a finished task with the configured error. Each call
 is recorded as a :class:`~harness.fakes.a2a.ledger.TaskCall`.
+
+``ListTasks`` (1.0 §3.1.4) lists the tasks of the current run, most recently updated first
+(a2a-sdk's order: by status timestamp, then id, descending), filtered by ``contextId``,
+``status`` and ``statusTimestampAfter``, without artifacts unless ``includeArtifacts``, with
+``historyLength`` applied; a page holds ``pageSize`` tasks (default 50, as a2a-sdk), and its
+``nextPageToken`` is an opaque cursor past the page's last task, so the tasks created meanwhile
+(which sort first) do not shift the pages. A token the fake did not issue gets -32602.
 """
 
 from __future__ import annotations
+
+import base64
+import binascii
+import json
+from datetime import datetime
+from typing import Final
 
 from aiohttp import web
 
@@ -79,3 +93,88 @@ class _TaskMethods(_Call):
         live.subscribers.append(sub)
         first = (live.task,) if self.server.resubscribe_snapshot else ()
         return await self._stream(sub, first, live)
+
+    async def _list(self, params: a2a.ListTasksParams) -> web.StreamResponse:
+        tasks = [live.task for live in self.run.tasks.values()]
+        if params.context_id is not None:
+            tasks = [t for t in tasks if t.context_id == params.context_id]
+        if params.status is not None:
+            tasks = [t for t in tasks if t.status.state is params.status]
+        after = params.status_timestamp_after
+        if after is not None:
+            tasks = [t for t in tasks if (m := _moment(t)) is not None and m >= after]
+        tasks.sort(key=_order, reverse=True)
+        start = 0
+        if params.page_token is not None:
+            cursor = _read_token(params.page_token)
+            if cursor is None:
+                return await self._fail(
+                    self._error(a2a.INVALID_PARAMS, f"Invalid page token: {params.page_token}")
+                )
+            start = next((i for i, t in enumerate(tasks) if _order(t) < cursor), len(tasks))
+        size = params.page_size or DEFAULT_PAGE_SIZE
+        page = tasks[start : start + size]
+        more = start + size < len(tasks)
+        encoded = []
+        for task in page:
+            if not params.include_artifacts:
+                task = task.model_copy(update={"artifacts": ()})
+            encoded.append(
+                a2a.encode_task(task, self.version, history_length=params.history_length)
+            )
+        result = {
+            "tasks": encoded,
+            "nextPageToken": _token(_order(page[-1])) if more and page else "",
+            "pageSize": size,
+            "totalSize": len(tasks),
+        }
+        return await self._result(result)
+
+
+DEFAULT_PAGE_SIZE: Final = 50
+"""ListTasks' page size when the client names none (a2a-sdk's ``DEFAULT_LIST_TASKS_PAGE_SIZE``)."""
+
+_Order = tuple[bool, datetime, str]
+
+
+def _moment(task: a2a.Task) -> datetime | None:
+    stamp = task.status.timestamp
+    if stamp is None:
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _order(task: a2a.Task) -> _Order:
+    """ListTasks' sort key (descending): tasks with a status timestamp, newest first, then
+    those without; ties by id."""
+    moment = _moment(task)
+    return (moment is not None, moment or datetime.min.replace(tzinfo=None), task.id)
+
+
+def _token(order: _Order) -> str:
+    has, moment, task_id = order
+    raw = json.dumps([moment.isoformat() if has else None, task_id]).encode("utf-8")
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def _read_token(token: str) -> _Order | None:
+    """The cursor a :func:`_token` spelled, or ``None`` for anything else."""
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        value = json.loads(raw)
+    except (binascii.Error, ValueError):
+        return None
+    if not (isinstance(value, list) and len(value) == 2 and isinstance(value[1], str)):
+        return None
+    stamp, task_id = value
+    if stamp is None:
+        return (False, datetime.min.replace(tzinfo=None), task_id)
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return (True, datetime.fromisoformat(stamp), task_id)
+    except ValueError:
+        return None

@@ -30,7 +30,8 @@ fake's scripts speak 0.3. Each object is written for one :data:`WireVersion`:
   Errors carry ``data`` as an array holding a ``google.rpc.ErrorInfo`` (§2 table, "errors").
 
 A 1.0 request must say ``A2A-Version: 1.x``; a missing header means 0.3 (§2.1, spec §3.6), so
-a 1.0 method without it gets -32009, as a2a-sdk 1.3 answers (:func:`check_version`).
+a 1.0 method without it gets -32009, as a2a-sdk 1.3 answers (:func:`check_version`); a server
+checks the header before the params (:func:`decode_served_request`), as a2a-sdk does.
 
 Decoding is strict about what the schema requires (``kind`` on 0.3 parts and messages,
 ``messageId``, ``role``, one content member per 1.0 part) and ignores members it does not use
@@ -60,8 +61,8 @@ the code is about.
 * :mod:`~harness.protocol.a2a.decode`: wire objects, results and response envelopes read back
   into the model.
 * :mod:`~harness.protocol.a2a.requests`: requests as a server takes them
-  (:func:`decode_request`, :func:`decode_request_object`) and the ``A2A-Version`` check
-  (:func:`check_version`).
+  (:func:`decode_request`, :func:`decode_request_object`, :func:`decode_served_request`) and
+  the ``A2A-Version`` check (:func:`check_version`).
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ from harness.protocol.a2a.model import (
     ArtifactUpdate,
     DataPart,
     FilePart,
+    ListTasksParams,
     Message,
     Params,
     Part,
@@ -123,6 +125,7 @@ from harness.protocol.a2a.requests import (
     check_version,
     decode_request,
     decode_request_object,
+    decode_served_request,
 )
 from harness.protocol.a2a.vocabulary import (
     CONTENT_TYPE_NOT_SUPPORTED,
@@ -186,6 +189,7 @@ __all__ = [
     "ArtifactUpdate",
     "DataPart",
     "FilePart",
+    "ListTasksParams",
     "Message",
     "Op",
     "Params",
@@ -213,6 +217,7 @@ __all__ = [
     "decode_request_object",
     "decode_response",
     "decode_send_result",
+    "decode_served_request",
     "decode_stream_event",
     "decode_task",
     "dumps",

@@ -14,6 +14,7 @@ from harness.protocol.a2a.model import (
     Artifact,
     ArtifactUpdate,
     DataPart,
+    ListTasksParams,
     Message,
     Part,
     RpcError,
@@ -25,6 +26,7 @@ from harness.protocol.a2a.model import (
     TaskStatus,
     TextPart,
     limit_history,
+    timestamp,
 )
 from harness.protocol.a2a.vocabulary import (
     _ERROR_DOMAIN,
@@ -295,6 +297,28 @@ def encode_request(request: RpcRequest) -> dict[str, Any]:
         out = {"id": params.id}
         if params.history_length is not None:
             out["historyLength"] = params.history_length
+    elif isinstance(params, ListTasksParams):
+        out = _encode_list_params(params)
     else:
         out = {"id": params.id}
     return {"id": request.id, "jsonrpc": "2.0", "method": request.method, "params": out}
+
+
+def _encode_list_params(params: ListTasksParams) -> dict[str, Any]:
+    """1.0 ``ListTasks`` params, only the members that are set, in proto field order."""
+    out: dict[str, Any] = {}
+    if params.context_id is not None:
+        out["contextId"] = params.context_id
+    if params.status is not None:
+        out["status"] = _STATE_1_0[params.status]
+    if params.page_size is not None:
+        out["pageSize"] = params.page_size
+    if params.page_token is not None:
+        out["pageToken"] = params.page_token
+    if params.history_length is not None:
+        out["historyLength"] = params.history_length
+    if params.status_timestamp_after is not None:
+        out["statusTimestampAfter"] = timestamp(params.status_timestamp_after)
+    if params.include_artifacts:
+        out["includeArtifacts"] = True
+    return out

@@ -136,7 +136,20 @@ class TaskIdParams(_Model):
     id: str
 
 
-Params = SendParams | TaskQueryParams | TaskIdParams
+class ListTasksParams(_Model):
+    """1.0 ``ListTasks`` params (spec 1.0 §3.1.4): filters, paging, and what each task carries."""
+
+    context_id: str | None = None
+    status: TaskState | None = None
+    page_size: int | None = None
+    """1 to 100; ``None``: the server's default (a2a-sdk: 50)."""
+    page_token: str | None = None
+    history_length: int | None = None
+    status_timestamp_after: datetime | None = None
+    include_artifacts: bool = False
+
+
+Params = SendParams | TaskQueryParams | TaskIdParams | ListTasksParams
 
 
 class RpcRequest(_Model):

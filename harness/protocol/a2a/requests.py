@@ -4,11 +4,13 @@ them, then checked against the ``A2A-Version`` header and the grammars the serve
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any, Final
 
-from harness.protocol.a2a.decode import decode_message
+from harness.protocol.a2a.decode import _decode_state, decode_message
 from harness.protocol.a2a.jsontext import loads
 from harness.protocol.a2a.model import (
+    ListTasksParams,
     Params,
     RpcError,
     RpcRequest,
@@ -28,6 +30,8 @@ from harness.protocol.a2a.vocabulary import (
     PARSE_ERROR,
     VERSION_NOT_SUPPORTED,
     ServedWire,
+    TaskState,
+    WireVersion,
     version_of,
 )
 
@@ -60,6 +64,46 @@ def _decode_send_params(r: _Reader) -> SendParams:
     )
 
 
+_NO_HEADER_CHECK: Final = object()
+
+
+MAX_PAGE_SIZE: Final = 100
+"""ListTasks ``pageSize`` is 1 to 100 (spec 1.0 §3.1.4; a2a-sdk ``validate_page_size``)."""
+
+
+def _decode_list_params(r: _Reader) -> ListTasksParams:
+    page_size = r.integer("pageSize")
+    if page_size is not None and not 1 <= page_size <= MAX_PAGE_SIZE:
+        raise WireFormatError(r.at("pageSize"), f"must be between 1 and {MAX_PAGE_SIZE}")
+    history_length = r.integer("historyLength")
+    if history_length is not None and history_length < 0:
+        raise WireFormatError(r.at("historyLength"), "must not be negative")
+    status_raw = r.raw("status")
+    status: TaskState | None = None
+    if status_raw is not None and status_raw != "TASK_STATE_UNSPECIFIED" and status_raw != 0:
+        status = _decode_state(status_raw, r.at("status"), "1.0")
+    after_raw = r.string("statusTimestampAfter")
+    after: datetime | None = None
+    if after_raw:
+        try:
+            after = datetime.fromisoformat(after_raw.replace("Z", "+00:00"))
+        except ValueError:
+            raise WireFormatError(
+                r.at("statusTimestampAfter"), f"must be an RFC 3339 timestamp, got {after_raw!r}"
+            ) from None
+        if after.tzinfo is None:
+            after = after.replace(tzinfo=UTC)
+    return ListTasksParams(
+        context_id=r.string("contextId") or None,
+        status=status,
+        page_size=page_size,
+        page_token=r.string("pageToken") or None,
+        history_length=history_length,
+        status_timestamp_after=after,
+        include_artifacts=bool(r.boolean("includeArtifacts")),
+    )
+
+
 def decode_request_object(value: Any, served: ServedWire = "both") -> RpcRequest | RpcError:
     """Decode one parsed JSON-RPC request, or say which error answers it.
 
@@ -68,8 +112,25 @@ def decode_request_object(value: Any, served: ServedWire = "both") -> RpcRequest
     a null id); ``jsonrpc`` not ``"2.0"`` -> -32600; no string ``method`` -> -32600; a method
     outside the grammars ``served`` -> -32601 (a 0.3 server has no ``SendMessage``); a real
     A2A method the fake does not implement -> the error a server without that feature gives;
-    params missing, not an object, or not the method's params -> -32602.
+    params missing, not an object, or not the method's params -> -32602. A server also checks
+    the ``A2A-Version`` header, before the params: :func:`decode_served_request`.
     """
+    return _decode(value, served, _NO_HEADER_CHECK)
+
+
+def decode_served_request(
+    value: Any, served: ServedWire, a2a_version: str | None
+) -> RpcRequest | RpcError:
+    """:func:`decode_request_object` as a server runs it, with the ``A2A-Version`` header
+    (``a2a_version``, ``None`` when absent) checked (:func:`check_version`) in a2a-sdk 1.3's
+    place: once the method is known and its ``params`` is an object, before any field of it
+    is read. So a 1.0 call without the header gets -32009 even when its fields are wrong or
+    the method is one the server does not implement, but a call whose ``params`` is missing or
+    not an object gets -32602 first (a2a-sdk parses params into its types before the check)."""
+    return _decode(value, served, a2a_version)
+
+
+def _decode(value: Any, served: ServedWire, header: object) -> RpcRequest | RpcError:
     if isinstance(value, list):
         return rpc_error(INVALID_REQUEST, "Batch requests are not supported")
     if not isinstance(value, dict):
@@ -98,6 +159,11 @@ def decode_request_object(value: Any, served: ServedWire = "both") -> RpcRequest
     if known is None:
         unimplemented = _UNIMPLEMENTED.get(method)
         if unimplemented is not None:
+            if header is not _NO_HEADER_CHECK:
+                assert header is None or isinstance(header, str)
+                refused = _check_header(unimplemented[0], method, request_id, header, served)
+                if refused is not None:
+                    return refused
             return rpc_error(unimplemented[1], id=request_id, method=method)
         return rpc_error(METHOD_NOT_FOUND, f"Method not found: {method}", id=request_id)
     version, op = known
@@ -105,6 +171,14 @@ def decode_request_object(value: Any, served: ServedWire = "both") -> RpcRequest
         if "params" not in value:
             raise WireFormatError("params", "is required")
         r = _Reader(value["params"], "params", version)
+    except WireFormatError as exc:
+        return rpc_error(INVALID_PARAMS, f"Invalid params: {exc}", id=request_id, method=method)
+    if header is not _NO_HEADER_CHECK:
+        assert header is None or isinstance(header, str)
+        refused = _check_header(version, method, request_id, header, served)
+        if refused is not None:
+            return refused
+    try:
         params: Params
         if op in ("send", "stream"):
             params = _decode_send_params(r)
@@ -116,6 +190,8 @@ def decode_request_object(value: Any, served: ServedWire = "both") -> RpcRequest
                 id=r.required("id", non_empty=True),
                 history_length=history_length,
             )
+        elif op == "list":
+            params = _decode_list_params(r)
         else:
             params = TaskIdParams(id=r.required("id", non_empty=True))
     except WireFormatError as exc:
@@ -159,22 +235,33 @@ def check_version(request: RpcRequest, header: str | None, served: ServedWire) -
             id=request.id,
             method=request.method,
         )
+    return _check_header(request.version, request.method, request.id, header, served)
+
+
+def _check_header(
+    grammar: WireVersion,
+    method: str,
+    request_id: str | int | None,
+    header: str | None,
+    served: ServedWire,
+) -> RpcError | None:
+    """:func:`check_version`'s header rules for a method of ``grammar``."""
     value = (header or "").strip()
-    if request.version == "1.0":
+    if grammar == "1.0":
         actual = value or "0.3"
         if _major(actual) != 1:
             return rpc_error(
                 VERSION_NOT_SUPPORTED,
                 f"A2A version '{actual}' is not supported by this handler. Expected version '1.0'.",
-                id=request.id,
-                method=request.method,
+                id=request_id,
+                method=method,
             )
         return None
     if served == "both" and value and _major(value) != 0:
         return rpc_error(
             INTERNAL_ERROR,
             f"A2A version '{value}' is not supported by this handler. Expected version '0.3'.",
-            id=request.id,
-            method=request.method,
+            id=request_id,
+            method=method,
         )
     return None

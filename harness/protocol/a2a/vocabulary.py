@@ -3,7 +3,7 @@ error codes.
 
 Everything here is a constant or a lookup over constants: :data:`WireVersion` and
 :data:`ServedWire`, the HTTP header and content types, :class:`TaskState` with its terminal and
-interrupted sets and its 1.0 ProtoJSON names (strings and enum numbers), the two roles, the five
+interrupted sets and its 1.0 ProtoJSON names (strings and enum numbers), the two roles, the six
 operations the fake implements (:data:`Op`) and their method names in each grammar
 (:data:`METHODS`), the JSON-RPC and A2A error codes with the SDK servers' default messages and
 1.0 ``ErrorInfo`` reasons, and the real A2A methods the fake answers with an error.
@@ -90,8 +90,9 @@ _ROLE_FROM_1_0: Final[dict[Any, Role]] = {
     2: "agent",
 }
 
-Op = Literal["send", "stream", "get", "cancel", "subscribe"]
-"""What a request asks for, whatever its wire spelling."""
+Op = Literal["send", "stream", "get", "cancel", "subscribe", "list"]
+"""What a request asks for, whatever its wire spelling. ``list`` is 1.0 only: 0.3 has no
+``tasks/list`` on JSON-RPC (§1.3), and a2a-sdk 1.3's compatibility layer answers it -32601."""
 
 METHODS: Final[dict[WireVersion, dict[Op, str]]] = {
     "0.3": {
@@ -107,6 +108,7 @@ METHODS: Final[dict[WireVersion, dict[Op, str]]] = {
         "get": "GetTask",
         "cancel": "CancelTask",
         "subscribe": "SubscribeToTask",
+        "list": "ListTasks",
     },
 }
 _OPS: Final[dict[str, tuple[WireVersion, Op]]] = {
@@ -157,19 +159,21 @@ _ERROR_INFO_TYPE: Final = "type.googleapis.com/google.rpc.ErrorInfo"
 _ERROR_DOMAIN: Final = "a2a-protocol.org"
 
 # Real A2A methods the fake does not implement, and the error a server without the feature
-# gives (push notifications: -32003; extended card: -32007; ListTasks: -32004).
+# gives: push notifications -32003 (PushNotificationNotSupported); the extended card -32004,
+# because the fake's card never declares ``capabilities.extendedAgentCard`` and the spec
+# (1.0 §3.3.4) answers that case with UnsupportedOperationError, as a2a-sdk 1.3 does on both
+# wires (-32007 is for a card that declares it but has none configured).
 _UNIMPLEMENTED: Final[dict[str, tuple[WireVersion, int]]] = {
     "tasks/pushNotificationConfig/set": ("0.3", PUSH_NOTIFICATION_NOT_SUPPORTED),
     "tasks/pushNotificationConfig/get": ("0.3", PUSH_NOTIFICATION_NOT_SUPPORTED),
     "tasks/pushNotificationConfig/list": ("0.3", PUSH_NOTIFICATION_NOT_SUPPORTED),
     "tasks/pushNotificationConfig/delete": ("0.3", PUSH_NOTIFICATION_NOT_SUPPORTED),
-    "agent/getAuthenticatedExtendedCard": ("0.3", EXTENDED_CARD_NOT_CONFIGURED),
-    "ListTasks": ("1.0", UNSUPPORTED_OPERATION),
+    "agent/getAuthenticatedExtendedCard": ("0.3", UNSUPPORTED_OPERATION),
     "CreateTaskPushNotificationConfig": ("1.0", PUSH_NOTIFICATION_NOT_SUPPORTED),
     "GetTaskPushNotificationConfig": ("1.0", PUSH_NOTIFICATION_NOT_SUPPORTED),
     "ListTaskPushNotificationConfigs": ("1.0", PUSH_NOTIFICATION_NOT_SUPPORTED),
     "DeleteTaskPushNotificationConfig": ("1.0", PUSH_NOTIFICATION_NOT_SUPPORTED),
-    "GetExtendedAgentCard": ("1.0", EXTENDED_CARD_NOT_CONFIGURED),
+    "GetExtendedAgentCard": ("1.0", UNSUPPORTED_OPERATION),
 }
 KNOWN_METHODS: Final[tuple[str, ...]] = (*_OPS, *_UNIMPLEMENTED)
 """Every method name :func:`version_of` knows, both wires, implemented by the fake or not."""
@@ -186,7 +190,7 @@ def version_of(method: str) -> WireVersion | None:
 
 
 def op_of(method: str) -> Op | None:
-    """What a method asks for, if it is one of the five the fake implements."""
+    """What a method asks for, if it is one of those the fake implements."""
     known = _OPS.get(method)
     return known[1] if known is not None else None
 

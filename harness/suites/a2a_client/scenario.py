@@ -94,7 +94,7 @@ _TERM = re.compile(rf"^(?:\(({_NAMES})\)|({_NAMES}))([+*?]?)$")
 def canonical_method(method: str) -> str:
     """A JSON-RPC method in its 0.3 spelling (``GetTask`` -> ``tasks/get``); others as given."""
     op = op_of(method)
-    return METHODS["0.3"][op] if op is not None else method
+    return METHODS["0.3"].get(op, method) if op is not None else method
 
 
 def _terms(pattern: str | Sequence[str]) -> list[str]:
