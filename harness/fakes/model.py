@@ -79,6 +79,7 @@ class _CallState:
     error: dict[str, Any] | None = None
     t_end: float | None = None
     retry_of: int | None = None
+    text_chunk_times: list[float] = field(default_factory=list)
 
     def snapshot(self) -> ModelCall:
         return ModelCall(
@@ -100,6 +101,7 @@ class _CallState:
             t_end=self.t_end,
             body=self.body,
             retry_of=self.retry_of,
+            text_chunk_times=tuple(self.text_chunk_times),
         )
 
 
@@ -380,6 +382,7 @@ class FakeModel:
                 state.chunks_sent += 1
                 if event.text:
                     state.text.append(event.text)
+                    state.text_chunk_times.append(round(time.monotonic() - self._epoch, 4))
                 if event.function_call is not None:
                     state.function_calls.append(event.function_call)
                 if event.finish_reason is not None:

@@ -42,6 +42,8 @@ class ModelCall(BaseModel):
     body: dict[str, Any] = Field(default_factory=dict)
     retry_of: int | None = None
     """The index of the call this one retried (:func:`is_retry`), else ``None``."""
+    text_chunk_times: tuple[float, ...] = ()
+    """When each chunk of a streamed answer that carries text was written (the clock of ``t``)."""
 
 
 def is_retry(call: ModelCall, previous: ModelCall | None) -> bool:

@@ -668,3 +668,21 @@ def test_retries_is_only_for_error_turns() -> None:
         {"http_error": _OVERLOADED, "retries": "next"}
     ).repeats_for_retries
     assert not ModelTurn.model_validate({"chunks": ["fine"]}).repeats_for_retries
+
+
+async def test_the_times_of_text_chunks_are_recorded(fake: FakeModel) -> None:
+    fake.load(
+        script(
+            {
+                "chunks": [
+                    {"function_call": {"name": "lookupOrder", "args": {}}},
+                    "one ",
+                    {"text": "two", "delay": "0.3s"},
+                ]
+            }
+        )
+    )
+    await raw_post(fake.base_url, STREAM_PATH)
+    (call,) = fake.calls
+    first, second = call.text_chunk_times  # the function-call chunk carries no text
+    assert call.t <= first and second - first >= 0.25
