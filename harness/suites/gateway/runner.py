@@ -360,6 +360,7 @@ class GatewayEnvironment:
             stream_wait_s=stream_wait,
             target_log=gateway.log(),
             run_bound_s=self._run_bound if "run_timeout" in self.target.declared else None,
+            model_link_buffers=scenario.model_path == "buffering-proxy",
         )
         return ScenarioResult(observation, tuple(check_gateway(observation)))
 
