@@ -70,7 +70,7 @@ def test_two_chunks_late_fails() -> None:
 def test_an_answer_without_a_pause_is_not_judged() -> None:
     burst = (0.2, 0.21, 0.22, 0.23)
     obs = paused_answer((0.24, 0.24, 0.24, 0.24), sent=burst)
-    assert_not_applicable(streams_progressively_verdicts(obs), RID, "paused long enough")
+    assert_not_applicable(streams_progressively_verdicts(obs), RID, "paused after its second chunk")
 
 
 def test_a_buffering_model_link_is_not_the_gateways_fault() -> None:
@@ -82,7 +82,9 @@ def test_a_fault_on_a_link_makes_the_timing_unjudgeable() -> None:
     held = paused_answer((2.11, 2.11, 2.11, 2.11))
     fault = LinkEvent(t=0.3, link="model", connection=0, request=0, kind="fault")
     on_model = held.model_copy(update={"link_events": {"model": (fault,)}})
-    assert_not_applicable(streams_progressively_verdicts(on_model), RID, "paused long enough")
+    assert_not_applicable(
+        streams_progressively_verdicts(on_model), RID, "paused after its second chunk"
+    )
     on_browser = held.model_copy(
         update={"link_events": {"browser": (fault.model_copy(update={"link": "browser"}),)}}
     )
