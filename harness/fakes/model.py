@@ -12,6 +12,10 @@ Script semantics:
 
 * ``load(turns)`` resets the records; each model call consumes the next turn (``times: N``
   answers N consecutive calls, ``times: forever`` every later call).
+* A retry (the same agent sending the very same body as the call just before it,
+  :func:`~harness.fakes.records.is_retry`) is recorded with ``retry_of``; when an error turn
+  answered the call it repeats (``retries: repeat``, the default for error turns), it gets the
+  same turn again without using up the script.
 * A call past the script answers HTTP 500 and is recorded with ``turn=None``.
 * After ``runaway_cap`` calls in one load every call gets a plain text turn with ``STOP``, so a
   gateway without an LLM-call budget still ends (also recorded with ``turn=None``).
@@ -39,7 +43,7 @@ from typing import Any
 from aiohttp import web
 
 from harness.durations import TimeScale
-from harness.fakes.records import ModelCall
+from harness.fakes.records import ModelCall, is_retry
 from harness.fakes.serving import serve
 from harness.fakes.tls import SelfSignedCert
 from harness.protocol import gemini
@@ -74,6 +78,8 @@ class _CallState:
     finish_reason: str | None = None
     error: dict[str, Any] | None = None
     t_end: float | None = None
+    retry_of: int | None = None
+    text_chunk_times: list[float] = field(default_factory=list)
 
     def snapshot(self) -> ModelCall:
         return ModelCall(
@@ -94,6 +100,8 @@ class _CallState:
             error_sent=dict(self.error) if self.error is not None else None,
             t_end=self.t_end,
             body=self.body,
+            retry_of=self.retry_of,
+            text_chunk_times=tuple(self.text_chunk_times),
         )
 
 
@@ -235,11 +243,17 @@ class FakeModel:
             await asyncio.sleep(min(_POLL, remaining))
         return True
 
-    def _pick(self) -> tuple[int | None, ModelTurn | None]:
-        """The script index and turn answering the next call (index None: off-script)."""
+    def _pick(self, state: _CallState) -> tuple[int | None, ModelTurn | None]:
+        """The script index and turn answering ``state``'s call (index None: off-script). A
+        retry of a call answered by an error turn that repeats for retries gets that turn again
+        and uses up nothing."""
         self._picked += 1
         if self._picked > self._runaway_cap:
             return None, gemini.runaway_turn(self._runaway_cap)
+        if state.retry_of is not None:
+            repeated = self._states[state.retry_of].turn
+            if repeated is not None and self._turns[repeated].repeats_for_retries:
+                return repeated, self._turns[repeated]
         if self._cursor >= len(self._turns):
             return None, None
         index = self._cursor
@@ -276,6 +290,9 @@ class FakeModel:
                 agent=gemini.agent_name(body),
                 body=body,
             )
+            previous = self._states[-1] if self._states else None
+            if previous is not None and is_retry(state.snapshot(), previous.snapshot()):
+                state.retry_of = previous.index
             self._states.append(state)
             return await self._answer(request, state, route, parsed)
         except asyncio.CancelledError:
@@ -300,7 +317,7 @@ class FakeModel:
                 state,
                 gemini.invalid_argument("streamproof: the fake streams only with alt=sse"),
             )
-        index, turn = self._pick()
+        index, turn = self._pick(state)
         state.turn = index
         if turn is None:
             return await self._send(
@@ -365,6 +382,7 @@ class FakeModel:
                 state.chunks_sent += 1
                 if event.text:
                     state.text.append(event.text)
+                    state.text_chunk_times.append(round(time.monotonic() - self._epoch, 4))
                 if event.function_call is not None:
                     state.function_calls.append(event.function_call)
                 if event.finish_reason is not None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["MARKER_PLACEHOLDER", "ModelCall", "ToolCall"]
+__all__ = ["MARKER_PLACEHOLDER", "ModelCall", "ToolCall", "is_retry"]
 
 MARKER_PLACEHOLDER = "{{marker}}"
 """Replaced in tool payloads by a per-run secret; the secret must never reach a frame."""
@@ -40,6 +40,24 @@ class ModelCall(BaseModel):
     t_end: float | None = None
     """When the fake finished answering, or noticed that the caller had gone."""
     body: dict[str, Any] = Field(default_factory=dict)
+    retry_of: int | None = None
+    """The index of the call this one retried (:func:`is_retry`), else ``None``."""
+    text_chunk_times: tuple[float, ...] = ()
+    """When each chunk of a streamed answer that carries text was written (the clock of ``t``)."""
+
+
+def is_retry(call: ModelCall, previous: ModelCall | None) -> bool:
+    """Whether ``call`` is the model client sending ``previous`` (the call just before it) again:
+    the same agent, path and very same, non-empty request body. An agent's next step always
+    sends a longer history (the answer and any tool result are added), so an identical body is
+    a retry and never a new step."""
+    return (
+        previous is not None
+        and bool(call.body)
+        and call.path == previous.path
+        and call.agent == previous.agent
+        and call.body == previous.body
+    )
 
 
 class ToolCall(BaseModel):

@@ -107,7 +107,19 @@ class ModelTurn(_Model):
     http_error: GoogleError | None = None
     """Answer with this error status and body instead of a stream."""
     times: int | Literal["forever"] = 1
-    """How many consecutive model calls this turn answers (``forever``: a runaway loop)."""
+    """How many consecutive model calls this turn answers (``forever``: a runaway loop). A
+    retry (see ``retries``) is not one of them."""
+    retries: Literal["repeat", "next"] | None = None
+    """What a retry of a call this turn answered gets. A retry is a call whose request body
+    equals the body of the call just before it (:func:`harness.fakes.records.is_retry`): a
+    new step of an agent always sends a longer history, so an identical body is the model
+    client sending the same request again. ``repeat``: the retry gets this turn again and uses
+    up nothing of the script (the model is still overloaded); ``next``: the retry is answered
+    by the next turn like any call (a retry that recovers). Only an error turn (``http_error``
+    or a mid-stream error chunk) can be retried, and for one the default is ``repeat``: the
+    seed leaves retrying to the model client (ADK Java's retries 5xx five times, ADK Python
+    does not), so the scripted failure must stay the same failure however often the client
+    asks, and no retry may run into "no scripted model turn left"."""
     agent: str | None = Field(None, min_length=1)
     """The agent that must make this call (e.g. the sub-agent ``billing`` after a transfer).
     When another agent makes it, the scenario's ``model`` expectation fails: the topology it
@@ -126,6 +138,11 @@ class ModelTurn(_Model):
             raise ValueError("a turn with http_error sends no chunks; remove one of the two")
         if self.http_error is None and not self.chunks:
             raise ValueError("a turn needs chunks or an http_error")
+        if self.retries is not None and not self.is_error:
+            raise ValueError(
+                "retries applies to an error turn (http_error, or a stream that ends with an "
+                "error chunk); a turn that answers is never retried"
+            )
         for i, chunk in enumerate(self.chunks[:-1]):
             if isinstance(chunk, ErrorChunk):
                 raise ValueError(f"chunks[{i}]: an error chunk ends the stream; it must be last")
@@ -134,6 +151,16 @@ class ModelTurn(_Model):
     @property
     def text(self) -> str:
         return "".join(c.text for c in self.chunks if isinstance(c, TextChunk))
+
+    @property
+    def is_error(self) -> bool:
+        """The turn fails its call: an HTTP error, or a stream that ends with an error chunk."""
+        return self.http_error is not None or self.mid_stream_error is not None
+
+    @property
+    def repeats_for_retries(self) -> bool:
+        """A retry of a call this turn answered gets this turn again (see ``retries``)."""
+        return self.is_error and self.retries != "next"
 
     @property
     def function_calls(self) -> tuple[FunctionCall, ...]:

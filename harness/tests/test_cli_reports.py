@@ -351,8 +351,11 @@ def test_the_gateway_suite_report_is_small_and_a_failure_keeps_its_whole_observa
     run = _cli("run", gateway, "--bug", "reused-frame-ids", "--report-dir", str(tmp_path), "-q")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr  # a SHOULD: unmet, not failed
     size = (tmp_path / "results.json").stat().st_size
-    assert size < 200_000, size
     report = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    # About 7.7 KB a scenario (200 KB for the 26 scenarios this bound was set for), so the
+    # bound grows with the suite but a scenario that keeps a whole observation it should not
+    # (tens of KB) still breaks it.
+    assert size < 7_700 * len(report["scenarios"]), size
     unmet = [
         s
         for s in report["scenarios"]

@@ -614,3 +614,75 @@ async def test_real_adk_agent_runs_against_the_fake(
         "city": "Paris",
         "weather": "sunny",
     }
+
+
+# --- retries: an error turn repeats for the same request sent again -----------------------------
+
+_OVERLOADED = {"code": 503, "status": "UNAVAILABLE", "message": "The model is overloaded."}
+OTHER_BODY = {"contents": [{"parts": [{"text": "something else"}], "role": "user"}]}
+
+
+async def test_an_error_turn_repeats_for_retries_of_the_same_request(fake: FakeModel) -> None:
+    fake.load(script({"http_error": _OVERLOADED}, {"chunks": ["next step"]}))
+    statuses = [(await raw_post(fake.base_url, STREAM_PATH))[0] for _ in range(4)]
+    # Every retry of the failed request meets the same failure, none runs past the script.
+    assert statuses == [503, 503, 503, 503]
+    status, _, body = await raw_post(fake.base_url, STREAM_PATH, OTHER_BODY)
+    assert status == 200 and b"next step" in b"".join(body)
+    records = fake.calls
+    assert [c.turn for c in records] == [0, 0, 0, 0, 1]
+    assert [c.retry_of for c in records] == [None, 0, 1, 2, None]
+
+
+async def test_a_mid_stream_error_turn_repeats_for_retries(fake: FakeModel) -> None:
+    fake.load(script({"chunks": ["half ", {"error": _OVERLOADED}]}))
+    for _ in range(3):
+        status, _, body = await raw_post(fake.base_url, STREAM_PATH)
+        assert status == 200 and b'"error"' in b"".join(body)
+    assert [c.turn for c in fake.calls] == [0, 0, 0]
+    assert all(c.error_sent == _OVERLOADED for c in fake.calls)
+
+
+async def test_retries_next_lets_a_retry_recover(fake: FakeModel, client: genai.Client) -> None:
+    fake.load(script({"http_error": _OVERLOADED, "retries": "next"}, {"chunks": ["recovered"]}))
+    assert await _texts_of(client, 2) == ["503 The model is overloaded.", "recovered"]
+    assert [(c.turn, c.retry_of) for c in fake.calls] == [(0, None), (1, 0)]
+
+
+async def test_a_new_request_after_an_error_turn_is_not_a_retry(fake: FakeModel) -> None:
+    fake.load(script({"http_error": _OVERLOADED}))
+    await raw_post(fake.base_url, STREAM_PATH)
+    status, _, _ = await raw_post(fake.base_url, STREAM_PATH, OTHER_BODY)
+    await raw_post(fake.base_url, PLAIN_PATH, OTHER_BODY)  # the same body on another path
+    assert status == 500  # a new step: past the script
+    assert [(c.turn, c.retry_of) for c in fake.calls] == [(0, None), (None, None), (None, None)]
+
+
+def test_retries_is_only_for_error_turns() -> None:
+    with pytest.raises(ValueError, match="retries applies to an error turn"):
+        ModelTurn.model_validate({"chunks": ["fine"], "retries": "repeat"})
+    with pytest.raises(ValueError):
+        ModelTurn.model_validate({"http_error": _OVERLOADED, "retries": "always"})
+    assert ModelTurn.model_validate({"http_error": _OVERLOADED}).repeats_for_retries
+    assert not ModelTurn.model_validate(
+        {"http_error": _OVERLOADED, "retries": "next"}
+    ).repeats_for_retries
+    assert not ModelTurn.model_validate({"chunks": ["fine"]}).repeats_for_retries
+
+
+async def test_the_times_of_text_chunks_are_recorded(fake: FakeModel) -> None:
+    fake.load(
+        script(
+            {
+                "chunks": [
+                    {"function_call": {"name": "lookupOrder", "args": {}}},
+                    "one ",
+                    {"text": "two", "delay": "0.3s"},
+                ]
+            }
+        )
+    )
+    await raw_post(fake.base_url, STREAM_PATH)
+    (call,) = fake.calls
+    first, second = call.text_chunk_times  # the function-call chunk carries no text
+    assert call.t <= first and second - first >= 0.25

@@ -146,6 +146,13 @@ def minimal_gateway_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, 
 
 
 @pytest.fixture(scope="module")
+def late_gateway_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Report]:
+    return run_suite(
+        GATEWAY_SCENARIOS, "late-gateway.yaml", tmp_path_factory.mktemp("late-gateway")
+    )
+
+
+@pytest.fixture(scope="module")
 def client_03_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Report]:
     return run_suite(CLIENT_SCENARIOS, "client-0.3.yaml", tmp_path_factory.mktemp("client-0.3"))
 
@@ -166,6 +173,75 @@ def test_minimal_gateway_skips_what_it_does_not_serve(
     assert any("none_mode" in n for n in needs.values())
     assert any("auth" in n for n in needs.values())
     assert_skipped_for_needs(report, needs)
+
+
+def verdicts_of(report: Report, scenario_id: str) -> dict[str, list[dict[str, Any]]]:
+    (scenario,) = [s for s in report["scenarios"] if s["id"] == scenario_id]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for v in scenario.get("verdicts", []):
+        out.setdefault(str(v.get("requirement")), []).append(v)
+    return out
+
+
+def test_late_gateway_fails_no_must(late_gateway_run: tuple[int, str, Report]) -> None:
+    # Retries on 5xx, no error event after a model error, each chunk one chunk late: ADK
+    # Java's ways, none a defect by the seed.
+    code, output, report = late_gateway_run
+    assert not failures(report), "\n".join(failures(report)) + "\n" + output
+    assert code == 0, output
+    assert report["summary"]["passed"] >= 15
+
+
+def test_late_gateway_skips_what_it_does_not_serve(
+    late_gateway_run: tuple[int, str, Report],
+) -> None:
+    _, _, report = late_gateway_run
+    # It declares run_timeout, so the scenarios that need only that run.
+    needs = {
+        str(d["id"]): gateway_needs(d) - {"run_timeout"}
+        for d in scenario_documents(GATEWAY_SCENARIOS)
+    }
+    assert any(needs.values())
+    assert_skipped_for_needs(report, needs)
+
+
+def test_late_gateway_is_judged_on_the_model_error_scenarios(
+    late_gateway_run: tuple[int, str, Report],
+) -> None:
+    _, _, report = late_gateway_run
+    http_error = verdicts_of(report, "gateway/model-http-error")
+    note, judged = http_error["GW-ERROR-FRAME"]
+    assert note["outcome"] == "info" and "the model client retried 4" in note["message"]
+    assert judged["outcome"] == "pass"
+    (calls,) = http_error["expect.model_calls"]
+    assert calls["outcome"] == "pass" and "4 of them retries" in calls["message"]
+    mid_stream = verdicts_of(report, "gateway/model-error-mid-stream")
+    assert [v["outcome"] for v in mid_stream["GW-ERROR-FRAME"]] == ["pass"]
+    assert [v["outcome"] for v in mid_stream["expect.history"]] == ["pass"]
+    assert "[user]" in mid_stream["expect.history"][0]["message"]
+    # No event carried an error code: nothing to judge, and never a pass.
+    assert [v["outcome"] for v in mid_stream["GW-ERROR-EVENT"]] == ["not-applicable"]
+    # One chunk late, the browser still leaves while the model stalls: disposal is judged on
+    # a model stream that was open, not on a run that had already finished.
+    stalls = verdicts_of(report, "gateway/browser-gone-while-model-stalls")
+    (dispose,) = stalls["GW-DISPOSE"]
+    assert dispose["outcome"] == "pass" and "(1 model stream(s) were open then)" in str(
+        dispose["message"]
+    )
+
+
+def test_retries_that_outlast_the_run_bound_end_with_its_error_frame(tmp_path: Path) -> None:
+    # java-genai's real gaps (about 25 s) outlast the run bound (12 s at time scale 0.1): the
+    # harness listens past the bound, and the bound's error frame is the end it judges.
+    code, output, report = run_suite(
+        GATEWAY_SCENARIOS / "model_http_error.yaml", "late-gateway-java-backoff.yaml", tmp_path
+    )
+    assert not failures(report), "\n".join(failures(report)) + "\n" + output
+    assert code == 0, output
+    verdicts = verdicts_of(report, "gateway/model-http-error")
+    assert [v["outcome"] for v in verdicts["GW-RUN-BOUND"]] == ["pass"]
+    assert [v["outcome"] for v in verdicts["GW-RUN-BOUND-ERROR"]] == ["pass"]
+    assert verdicts["GW-ERROR-FRAME"][-1]["outcome"] == "pass"
 
 
 def test_client_03_fails_no_must(client_03_run: tuple[int, str, Report]) -> None:

@@ -1134,3 +1134,25 @@ async def test_mutant_no_run_timeout(model: FakeModel, tools: FakeTools) -> None
         await gateway.stop()
     assert "Traceback" not in gateway.stderr_path.read_text()
     gateway.stderr_path.unlink()
+
+
+@on_module_loop
+async def test_mutant_buffer_frames(
+    gateways: GatewayFactory, model: FakeModel, tools: FakeTools
+) -> None:
+    gateway = await gateways("buffer-frames")
+    load(model, tools, turns({"chunks": ["One ", "two ", "three."], "chunk_delay": 0.3}))
+    t0 = time.monotonic()
+    model.set_epoch(t0)
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(f"{gateway.url}/chat/{new_session()}", data=QUESTION, headers=ALICE) as resp,
+    ):
+        first = await resp.content.readany()
+        arrived = time.monotonic() - t0
+        rest = await resp.content.read()
+    frames = parse_frames((first + rest).decode())
+    assert types_of(frames) == ["delta", "delta", "delta", "message", "done"]
+    (call,) = model.calls
+    # Nothing reached the browser before the model had sent its last chunk.
+    assert arrived >= call.text_chunk_times[-1]

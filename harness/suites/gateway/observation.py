@@ -117,6 +117,9 @@ class GatewayObservation(_Record):
     ``run_timeout``, never below a floor that protects verdicts under load."""
     target_log: str = ""
     """The tail of the target's stdout and stderr, when the harness started it."""
+    model_link_buffers: bool = False
+    """The model link held each model response until it ended (``model_path:
+    buffering-proxy``): the gateway got every chunk at once, whatever it does."""
     run_bound_s: float | None = None
     """The run bound the gateway was given (real seconds, ``STREAMPROOF_RUN_TIMEOUT``) when the
     target declares that it honours it; ``None``: no bound to judge against."""

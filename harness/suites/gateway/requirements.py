@@ -69,6 +69,15 @@ GATEWAY: list[Requirement] = [
         "The client: append, then replace; Failure modes: Double rendering",
     ),
     _gw(
+        "GW-STREAMS-PROGRESSIVELY",
+        MUST,
+        "The deltas of a streamed answer reach the browser while the answer streams, not held "
+        "until the run ends: the first one by the time the model sent its second chunk (one "
+        "chunk of lag allowed).",
+        "A gateway: Event to Server-Sent Events (subscribe(ev -> send(...)): each event sent "
+        "as it is emitted); Inside SSE mode (partial events are emitted to the caller)",
+    ),
+    _gw(
         "GW-ANSWER-AS-MESSAGE",
         MUST,
         "Every model text that completes without an error code reaches the browser as one "

@@ -29,6 +29,7 @@ from harness.faults.engines.pool import EnginePool
 from harness.sse import Decoder
 from harness.suites.gateway.checks import check_gateway
 from harness.suites.gateway.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
+from harness.suites.gateway.checks.run_bound import run_bound_deadline
 from harness.suites.gateway.observation import AuthProbe, ChatResponse, Frame, GatewayObservation
 from harness.suites.gateway.scenario import GatewayLimits, GatewayScenario, ModelPath
 from harness.suites.gateway.target import GatewayTarget, RunningGateway, start_gateway
@@ -107,6 +108,17 @@ class GatewayEnvironment:
                 c.delay if c.delay is not None else turn.chunk_delay for c in turn.chunks
             )
         return min(self.scale(total) + 5.0, 60.0)
+
+    def _stream_wait(self, scenario: GatewayScenario) -> float:
+        """How long the harness waits for the stream to end: the scenario's ``run_timeout``
+        (scaled, at least MIN_RUN_TIMEOUT), and never less than the run bound of a gateway that
+        declares it honours one (plus GW-RUN-BOUND's tolerance). A gateway whose model client
+        retries longer than that (ADK Java's defaults: about 57 s of backoff) is ended by its
+        own bound, and the harness must still be listening when the error frame comes."""
+        wait = max(self.scale(scenario.limits.run_timeout), MIN_RUN_TIMEOUT)
+        if "run_timeout" in self.target.declared and self._run_bound is not None:
+            wait = max(wait, run_bound_deadline(self._run_bound))
+        return wait
 
     @property
     def link_engines(self) -> dict[str, str]:
@@ -286,7 +298,7 @@ class GatewayEnvironment:
         for link in self.links.values():
             link.set_epoch(t0)
         request = scenario.request
-        stream_wait = max(self.scale(scenario.limits.run_timeout), MIN_RUN_TIMEOUT)
+        stream_wait = self._stream_wait(scenario)
         body, content_type = self.target.chat_request(
             request.text, session_id, streaming=request.streaming
         )
@@ -359,6 +371,7 @@ class GatewayEnvironment:
             stream_wait_s=stream_wait,
             target_log=gateway.log(),
             run_bound_s=self._run_bound if "run_timeout" in self.target.declared else None,
+            model_link_buffers=scenario.model_path == "buffering-proxy",
         )
         return ScenarioResult(observation, tuple(check_gateway(observation)))
 

@@ -4,6 +4,7 @@ must be observed). Loaded and located by :mod:`harness.suites.loading`."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Annotated, Any, Final, Literal, get_args
 
@@ -80,6 +81,72 @@ FramePattern = Annotated[str, WithJsonSchema(_pattern_schema(FRAME_TYPES, "frame
 HistoryPattern = Annotated[str, WithJsonSchema(_pattern_schema(HISTORY_KINDS, "history kind"))]
 
 
+_CALL_COUNT = re.compile(r"^\s*(\d+)\s*(?:(\+)|\.\.\s*(\d+))?\s*$")
+
+
+class CallCount(_Model):
+    """How many model calls a scenario expects: exactly ``N`` (YAML ``2``), at least ``N``
+    (``"1+"``), or from ``N`` to ``M`` (``"1..5"``). A model client may retry a failed call
+    (ADK Java retries a 5xx five times, ADK Python not at all), so a scenario whose model
+    fails states a range, not an exact count."""
+
+    min: int = Field(ge=0)
+    max: int | None = Field(None, ge=0)
+    """``None``: no upper bound."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> CallCount:
+        if self.max is not None and self.max < self.min:
+            raise ValueError(
+                f"model_calls: {self.min}..{self.max} is empty (the upper bound is "
+                "below the lower one)"
+            )
+        return self
+
+    def admits(self, count: int) -> bool:
+        return count >= self.min and (self.max is None or count <= self.max)
+
+    def __str__(self) -> str:
+        if self.max is None:
+            return f"{self.min}+"
+        return str(self.min) if self.max == self.min else f"{self.min}..{self.max}"
+
+
+def _call_count_shorthand(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError('model_calls: write a count (2), a minimum ("1+") or a range ("1..5")')
+    if isinstance(value, int):
+        return {"min": value, "max": value}
+    if isinstance(value, str):
+        match = _CALL_COUNT.match(value)
+        if match is None:
+            raise ValueError(
+                f'model_calls: {value!r} is not a count (2), a minimum ("1+") or a range ("1..5")'
+            )
+        low, plus, high = match.groups()
+        if plus:
+            return {"min": int(low), "max": None}
+        return {"min": int(low), "max": int(high) if high is not None else int(low)}
+    return value
+
+
+ModelCallCount = Annotated[
+    CallCount,
+    BeforeValidator(
+        _call_count_shorthand,
+        json_schema_input_type=Annotated[int, Field(ge=0, description="exactly this many")]
+        | Annotated[
+            str,
+            Field(
+                pattern=r"^\s*\d+\s*(\+|\.\.\s*\d+)?\s*$",
+                description="'N+' (at least N) or 'N..M' (from N to M)",
+            ),
+        ]
+        | CallCount,
+    ),
+]
+
+
 class GatewayExpect(_Model):
     frames: FramePattern | None = None
     """A pattern over frame types, e.g. ``tool_call tool_result delta+ message done``.
@@ -89,8 +156,9 @@ class GatewayExpect(_Model):
     (``user function_call function_response error?``)."""
     tool_calls: dict[str, int] | None = None
     """How many times each tool must have been executed."""
-    model_calls: int | None = Field(None, ge=0)
-    """Exactly this many model calls."""
+    model_calls: ModelCallCount | None = None
+    """How many model calls the turn makes, retries included: ``2`` (exactly), ``"1+"`` (at
+    least one) or ``"1..5"`` (a range, for a model that fails and a client that may retry)."""
     auth: bool = False
     """Probe the target's authentication and history isolation (needs two users)."""
 
@@ -251,6 +319,7 @@ __all__ = [
     "MARKER_PLACEHOLDER",
     "MODEL_PATHS",
     "PROXY_ENGINE",
+    "CallCount",
     "ChatRequest",
     "FrameType",
     "GatewayExpect",

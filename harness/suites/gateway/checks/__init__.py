@@ -29,6 +29,7 @@ from harness.suites.gateway.checks.persistence import (
     persist_aggregates_verdicts,
     persist_matches_message_verdicts,
 )
+from harness.suites.gateway.checks.progress import streams_progressively_verdicts
 from harness.suites.gateway.checks.reducer import ReducerState, reduce, replay
 from harness.suites.gateway.checks.rendering import (
     answer_as_message_verdicts,
@@ -74,6 +75,7 @@ __all__ = [
     "run_bound_verdicts",
     "sse_response_verdicts",
     "stream_terminal_verdicts",
+    "streams_progressively_verdicts",
     "tool_call_from_aggregate_verdicts",
     "tool_leak_verdicts",
     "tool_once_verdicts",
@@ -89,6 +91,7 @@ GATEWAY_CHECKS: tuple[GatewayCheck, ...] = (
     stream_terminal_verdicts,
     frame_sequence_verdicts,
     double_render_verdicts,
+    streams_progressively_verdicts,
     answer_as_message_verdicts,
     final_flag_verdicts,
     tool_call_from_aggregate_verdicts,

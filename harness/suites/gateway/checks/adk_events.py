@@ -79,9 +79,11 @@ TYPED_FRAME_REQUIREMENTS: tuple[str, ...] = (
     "GW-TOOL-CALL-FROM-AGGREGATE",
     "GW-ERROR-FRAME",
     "GW-RUN-BOUND-ERROR",
+    "GW-STREAMS-PROGRESSIVELY",
 )
 """The rules about the seed's typed frames (types, ids, order, terminal and error frames, the
-reducer, the final flag, tool_call frames): a raw event stream has none of them."""
+reducer, the final flag, tool_call frames, when the first delta frame arrives): a raw event
+stream has none of them. (Progressive delivery of raw partial events is not judged yet.)"""
 
 RawEvent = tuple[Frame, Mapping[str, Any]]
 

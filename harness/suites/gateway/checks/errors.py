@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.fakes.records import is_retry
 from harness.requirements import from_violations, info, not_applicable
 from harness.suites.gateway.checks.frames import label, left_early, no_stream, sequence
 from harness.suites.gateway.observation import GatewayObservation, ModelCall
@@ -68,11 +69,10 @@ def error_event_verdicts(obs: GatewayObservation) -> list[Verdict]:
 
 
 def _retried(call: ModelCall, calls: Sequence[ModelCall]) -> bool:
-    """A later call resent the very same request: the model client retried (java-genai retries
-    5xx answers), so this failure did not end the run by itself."""
-    return bool(call.body) and any(
-        c.index > call.index and c.agent == call.agent and c.body == call.body for c in calls
-    )
+    """The next call resent the very same request (:func:`is_retry`): the model client retried
+    (java-genai retries 5xx answers), so this failure did not end the run by itself."""
+    following = next((c for c in calls if c.index == call.index + 1), None)
+    return following is not None and (following.retry_of == call.index or is_retry(following, call))
 
 
 def _run_failure_reasons(obs: GatewayObservation) -> list[str]:
@@ -124,7 +124,18 @@ def _stopped_mid_loop(obs: GatewayObservation) -> str | None:
 
 
 def _retries(obs: GatewayObservation) -> list[ModelCall]:
-    return [c for c in obs.model_calls if c.status >= 400 and _retried(c, obs.model_calls)]
+    """The failed model calls the model client sent again."""
+    return [
+        c
+        for c in obs.model_calls
+        if (c.status >= 400 or c.error_sent is not None) and _retried(c, obs.model_calls)
+    ]
+
+
+def _failure(call: ModelCall) -> str:
+    return (
+        f"#{call.index} HTTP {call.status}" if call.status >= 400 else f"#{call.index} mid-stream"
+    )
 
 
 def error_frame_verdicts(obs: GatewayObservation) -> list[Verdict]:
@@ -145,7 +156,7 @@ def error_frame_verdicts(obs: GatewayObservation) -> list[Verdict]:
             info(
                 rid,
                 f"the model client retried {len(retried)} failed model call(s) "
-                f"({', '.join(f'#{c.index} HTTP {c.status}' for c in retried)}); a retry is "
+                f"({', '.join(_failure(c) for c in retried)}); a retry is "
                 "the client's choice, judged only by how the stream ends",
             )
         ]

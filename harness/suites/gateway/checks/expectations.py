@@ -89,13 +89,35 @@ def _tool_calls(obs: GatewayObservation) -> list[Verdict]:
     ]
 
 
+def _retry_note(obs: GatewayObservation) -> str:
+    retries = sum(1 for c in obs.model_calls if c.retry_of is not None)
+    return f" ({retries} of them retries)" if retries else ""
+
+
 def _model_calls(obs: GatewayObservation) -> list[Verdict]:
     wanted = obs.expect.model_calls
     if wanted is None:
         return []
     made = len(obs.model_calls)
-    problem = None if made == wanted else f"{made} model call(s) were made, expected {wanted}"
-    return [_verdict("expect.model_calls", problem, f"{made} model call(s)", wanted, made)]
+    said = f"{made} model call(s){_retry_note(obs)}"
+    problem = None if wanted.admits(made) else f"{said} were made, expected {wanted}"
+    return [_verdict("expect.model_calls", problem, said, str(wanted), made)]
+
+
+def _scripted_uses(obs: GatewayObservation) -> int:
+    """The calls that used up a turn of the script: a retry answered by the same turn again
+    (an error turn repeating for retries) used up nothing."""
+    by_index = {c.index: c for c in obs.model_calls}
+    return sum(
+        1
+        for c in obs.model_calls
+        if not (
+            c.retry_of is not None
+            and c.retry_of in by_index
+            and c.turn is not None
+            and by_index[c.retry_of].turn == c.turn
+        )
+    )
 
 
 def _script(obs: GatewayObservation) -> list[Verdict]:
@@ -112,10 +134,12 @@ def _script(obs: GatewayObservation) -> list[Verdict]:
             )
     scripted, made = obs.scripted_calls, len(obs.model_calls)
     completed = ended_with_done(obs) and not any(f.event == "error" for f in obs.frames)
-    if completed and isinstance(scripted, int) and made < scripted:
+    uses = _scripted_uses(obs)
+    if completed and isinstance(scripted, int) and uses < scripted:
+        repeated = f" ({made - uses} of them retries)" if made > uses else ""
         problems.append(
-            f"the run completed (done, no error) after {made} model call(s), but the scenario "
-            f"scripts {scripted}: the agent never asked for the rest"
+            f"the run completed (done, no error) after {made} model call(s){repeated}, but the "
+            f"scenario scripts {scripted}: the agent never asked for the rest"
         )
     names_agents = any(a is not None for a in obs.scripted_agents)
     if not (problems or names_agents or (completed and isinstance(scripted, int))):

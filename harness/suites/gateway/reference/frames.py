@@ -119,6 +119,7 @@ class FrameWriter:
         self._bug = bug
         self._seq = 0
         self._held: list[Frame] = []  # only the tool-call-after-result mutant holds frames
+        self._unsent = b""  # only the buffer-frames mutant holds bytes
 
     def _next_id(self) -> str:
         self._seq += 1
@@ -147,10 +148,14 @@ class FrameWriter:
         await self._write(self._next_id(), *frame)
 
     async def _write(self, frame_id: str, frame_type: str, payload: Mapping[str, Any]) -> None:
+        data = encode_frame(frame_id, frame_type, payload, typed=self._bug != "untyped-frames")
+        if self._bug == "buffer-frames":
+            if frame_type not in ("done", "error"):
+                self._unsent += data  # mutant: held until the run's last frame
+                return
+            data, self._unsent = self._unsent + data, b""
         try:
-            await self._response.write(
-                encode_frame(frame_id, frame_type, payload, typed=self._bug != "untyped-frames")
-            )
+            await self._response.write(data)
         except ConnectionError as exc:  # aiohttp: ClientConnectionResetError on a closed socket
             if self._bug == "no-dispose":
                 return  # mutant: a send failure does not stop the run

@@ -67,6 +67,10 @@ BUGS: Final[Mapping[str, str]] = {
         "the run has no bound (the SseEmitter's 120 s): a model stream that goes quiet without "
         "closing, a black hole, holds the run and the browser's stream for ever"
     ),
+    "buffer-frames": (
+        "every frame but the last is held back and written with it when the run ends: the "
+        "browser gets the deltas together with the message, so no draft ever shows"
+    ),
     "author-from-root": (
         "delta and message frames always name the root agent (support) as their author, not "
         "the event's: a sub-agent's text is shown as the coordinator's, so a browser cannot key "
@@ -93,6 +97,7 @@ INTENDED: Final[Mapping[str, str]] = {
     "dispose-on-write-only": "GW-DISPOSE",
     "persist-draft-on-error": "GW-NO-HALF-RECORD",
     "author-from-root": "GW-ANSWER-AS-MESSAGE",
+    "buffer-frames": "GW-STREAMS-PROGRESSIVELY",
     "final-always-true": "GW-FINAL-FLAG",
     "json-not-sse": "GW-SSE-RESPONSE",
     "untyped-frames": "GW-FRAME-TYPES",

@@ -128,6 +128,8 @@ def model_call(
     chunks: int = 1,
     t: float | None = None,
     body: dict[str, Any] | None = None,
+    turn: int | None = -1,
+    retry_of: int | None = None,
 ) -> ModelCall:
     return ModelCall(
         index=index,
@@ -136,7 +138,7 @@ def model_call(
         model="gemini-2.5-flash",
         streaming=True,
         agent=agent,
-        turn=index,
+        turn=index if turn == -1 else turn,
         status=status,
         chunks_sent=chunks,
         completed=completed,
@@ -146,6 +148,7 @@ def model_call(
         finish_reason_sent=finish,
         error_sent=error_sent,
         body=body or {},
+        retry_of=retry_of,
     )
 
 
@@ -341,6 +344,37 @@ def http_error_twice() -> GatewayObservation:
         frames=frames(error(code="UNAVAILABLE"), error(retryable=True)),
         model_calls=(model_call(0, finish=None, status=503, error_sent=failure, chunks=0),),
         history=(user_event(), error_event("UNAVAILABLE")),
+    )
+
+
+HI_BODY: dict[str, Any] = {"contents": [{"role": "user", "parts": [{"text": "Hello?"}]}]}
+
+
+def http_error_retried(retries: int = 3) -> GatewayObservation:
+    """ADK Java on its defaults: the client sends the failed request again (the fake repeats the
+    error turn for each retry), then the error reaches the gateway as an exception, with no
+    error event: one error frame, and the session holds the user message alone."""
+    failure = {"code": 503, "status": "UNAVAILABLE", "message": "The model is overloaded."}
+    calls = tuple(
+        model_call(
+            i,
+            finish=None,
+            status=503,
+            error_sent=failure,
+            chunks=0,
+            body=HI_BODY,
+            turn=0,
+            retry_of=i - 1 if i else None,
+        )
+        for i in range(retries + 1)
+    )
+    return observation(
+        scenario="gateway/model-http-error",
+        frames=frames(error(retryable=True)),
+        model_calls=calls,
+        history=(user_event(),),
+        scripted_calls=1,
+        expect=GatewayExpect(frames="error+ done?", model_calls="1+"),
     )
 
 

@@ -22,6 +22,7 @@ from harness.tests.suites.gateway.observations import (
     error_then_done,
     error_twice,
     frames,
+    http_error_retried,
     http_error_twice,
     model_call,
     observation,
@@ -242,3 +243,43 @@ def test_a_run_that_ends_after_a_tool_outside_the_contract_is_not_judged_stopped
     frames_ = (*obs.frames[:-1], obs.frames[-1].model_copy(update={"event": "done", "data": "{}"}))
     verdicts = error_frame_verdicts(obs.model_copy(update={"frames": frames_}))
     assert all(v.outcome is not Outcome.FAIL for v in verdicts), verdicts
+
+
+def test_java_retries_then_an_exception_without_error_event_is_judged_by_the_error_frame() -> None:
+    # ADK Java on defaults: the 503 is retried (the fake repeats it), the last failure reaches
+    # the gateway as an exception: no error event, one error frame from onError.
+    obs = http_error_retried(4)
+    note, verdict = error_frame_verdicts(obs)
+    assert note.outcome is Outcome.INFO
+    assert "retried 4 failed model call(s) (#0 HTTP 503, #1 HTTP 503" in note.message
+    assert_passes([verdict], "GW-ERROR-FRAME")
+    assert "model call #4 answered HTTP 503" in verdict.message
+    # No event carried an error code: GW-ERROR-EVENT has nothing to judge, never a pass.
+    assert_not_applicable(error_event_verdicts(obs), "GW-ERROR-EVENT", "no event")
+    # The same run ending with a bare done is still caught.
+    bare = obs.model_copy(update={"frames": frames(DONE)})
+    _, failed = error_frame_verdicts(bare)
+    assert_fails([failed], "GW-ERROR-FRAME", "no error frame (a bare done)")
+
+
+def test_a_mid_stream_failure_sent_again_is_reported_as_a_retry() -> None:
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    calls = tuple(
+        model_call(i, text="half ", finish=None, error_sent=OVERLOADED, body=body, turn=0)
+        for i in range(2)
+    )
+    obs = observation(frames=frames(error(retryable=True)), model_calls=calls)
+    note, verdict = error_frame_verdicts(obs)
+    assert "retried 1 failed model call(s) (#0 mid-stream)" in note.message
+    assert_passes([verdict], "GW-ERROR-FRAME")
+
+
+def test_a_new_step_with_another_body_is_not_a_retry() -> None:
+    first = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    second = {"contents": [*first["contents"], {"role": "model", "parts": [{"text": "x"}]}]}
+    calls = (
+        model_call(0, status=503, finish=None, error_sent=OVERLOADED, body=first),
+        model_call(1, text="Hello", body=second),
+    )
+    obs = observation(frames=frames(DONE), model_calls=calls)
+    assert_fails(error_frame_verdicts(obs), "GW-ERROR-FRAME", "model call #0 answered HTTP 503")

@@ -15,6 +15,7 @@ from harness.tests.suites.gateway.observations import (
     call_event,
     error,
     frames,
+    http_error_retried,
     message,
     model_call,
     multi_agent,
@@ -177,6 +178,38 @@ def test_the_scenario_model_call_count_is_enforced() -> None:
         gateway_expectation_verdicts(more),
         "expect.model_calls",
         "2 model call(s) were made, expected 3",
+    )
+
+
+def test_model_calls_as_a_minimum_or_a_range_allow_retries() -> None:
+    retried = http_error_retried(4)  # 5 calls: the first and four retries
+    verdict = _passes(gateway_expectation_verdicts(retried), "expect.model_calls")
+    assert "5 model call(s) (4 of them retries)" in verdict.message
+    ranged = retried.model_copy(update={"expect": GatewayExpect(model_calls="1..5")})
+    _passes(gateway_expectation_verdicts(ranged), "expect.model_calls")
+    narrow = retried.model_copy(update={"expect": GatewayExpect(model_calls="1..3")})
+    _fails(
+        gateway_expectation_verdicts(narrow),
+        "expect.model_calls",
+        "5 model call(s) (4 of them retries) were made, expected 1..3",
+    )
+    exact = retried.model_copy(update={"expect": GatewayExpect(model_calls=1)})
+    _fails(gateway_expectation_verdicts(exact), "expect.model_calls", "expected 1")
+    none = retried.model_copy(update={"model_calls": ()})
+    _fails(gateway_expectation_verdicts(none), "expect.model_calls", "0 model call(s)")
+
+
+def test_retries_answered_by_the_same_turn_use_up_no_script() -> None:
+    # A gateway that hides the failure behind a bare done "completes" the run: the retries of
+    # the first turn must not count as the second scripted turn being asked for.
+    swallowed = http_error_retried(1).model_copy(
+        update={"frames": frames(DONE), "scripted_calls": 2, "expect": GatewayExpect()}
+    )
+    _fails(
+        gateway_expectation_verdicts(swallowed),
+        "model",
+        "the run completed (done, no error) after 2 model call(s) (1 of them retries), but the "
+        "scenario scripts 2",
     )
 
 

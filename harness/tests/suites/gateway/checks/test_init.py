@@ -25,6 +25,7 @@ NOT_EXERCISED_BY_THE_WORKED_EXAMPLE = {
     "GW-DISPOSE",  # the browser stayed
     "GW-RUN-BOUND",  # no run bound declared, and the run ended at once
     "GW-RUN-BOUND-ERROR",
+    "GW-STREAMS-PROGRESSIVELY",  # the fake model's chunks came in one burst, no pause
 }
 
 

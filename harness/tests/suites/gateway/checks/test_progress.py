@@ -1,0 +1,96 @@
+"""GW-STREAMS-PROGRESSIVELY: deltas reach the browser while the answer streams, one chunk of
+lag allowed, and a gateway that holds its frames until the run ends is caught."""
+
+from __future__ import annotations
+
+from harness.faults.records import LinkEvent
+from harness.suites.gateway.checks.progress import LAG_TOLERANCE_S, streams_progressively_verdicts
+from harness.suites.gateway.observation import Frame, GatewayObservation
+from harness.tests.suites.gateway.observations import (
+    DONE,
+    assert_fails,
+    assert_not_applicable,
+    assert_passes,
+    delta,
+    frames,
+    message,
+    model_call,
+    observation,
+)
+
+RID = "GW-STREAMS-PROGRESSIVELY"
+PIECES = ("Our support desk ", "is open ", "from 9 to 5, ", "Monday to Friday.")
+SENT = (0.2, 0.4, 0.6, 2.1)
+"""When the fake model sent each text chunk: three quickly, then a pause before the last."""
+
+
+def paused_answer(
+    delta_times: tuple[float, ...], sent: tuple[float, ...] = SENT
+) -> GatewayObservation:
+    """The four-chunk answer, its deltas arriving at ``delta_times``, then message and done."""
+    specs = [*(delta(p) for p in PIECES), message("".join(PIECES)), DONE]
+    times = [*delta_times, sent[-1] + 0.01, sent[-1] + 0.02]
+    timed = tuple(
+        Frame(**{**f.model_dump(), "t": t}) for f, t in zip(frames(*specs), times, strict=True)
+    )
+    call = model_call(0, text="".join(PIECES), chunks=len(sent), t=0.1).model_copy(
+        update={"text_chunk_times": sent}
+    )
+    return observation(frames=timed, model_calls=(call,))
+
+
+def test_a_gateway_that_forwards_each_chunk_passes() -> None:
+    verdict = assert_passes(
+        streams_progressively_verdicts(paused_answer((0.21, 0.41, 0.61, 2.11))), RID
+    )
+    assert "first delta at 0.21s" in verdict.message
+
+
+def test_a_gateway_one_chunk_late_passes() -> None:
+    # java-genai: each chunk surfaces when the next arrives; the last one with the end.
+    assert_passes(streams_progressively_verdicts(paused_answer((0.41, 0.61, 2.11, 2.11))), RID)
+
+
+def test_a_gateway_that_holds_every_frame_until_the_end_fails() -> None:
+    held = paused_answer((2.11, 2.11, 2.11, 2.11))
+    assert_fails(
+        streams_progressively_verdicts(held),
+        RID,
+        "model call #0 sent its text chunks at",
+        "its first delta arrived at 2.11s",
+        "the frames were held back",
+    )
+
+
+def test_two_chunks_late_fails() -> None:
+    late = SENT[2] + LAG_TOLERANCE_S + 0.1  # after the third chunk plus the tolerance
+    assert_fails(streams_progressively_verdicts(paused_answer((late, late, late, 2.11))), RID)
+
+
+def test_an_answer_without_a_pause_is_not_judged() -> None:
+    burst = (0.2, 0.21, 0.22, 0.23)
+    obs = paused_answer((0.24, 0.24, 0.24, 0.24), sent=burst)
+    assert_not_applicable(streams_progressively_verdicts(obs), RID, "paused after its second chunk")
+
+
+def test_a_buffering_model_link_is_not_the_gateways_fault() -> None:
+    obs = paused_answer((2.11, 2.11, 2.11, 2.11)).model_copy(update={"model_link_buffers": True})
+    assert_not_applicable(streams_progressively_verdicts(obs), RID, "held each answer")
+
+
+def test_a_fault_on_a_link_makes_the_timing_unjudgeable() -> None:
+    held = paused_answer((2.11, 2.11, 2.11, 2.11))
+    fault = LinkEvent(t=0.3, link="model", connection=0, request=0, kind="fault")
+    on_model = held.model_copy(update={"link_events": {"model": (fault,)}})
+    assert_not_applicable(
+        streams_progressively_verdicts(on_model), RID, "paused after its second chunk"
+    )
+    on_browser = held.model_copy(
+        update={"link_events": {"browser": (fault.model_copy(update={"link": "browser"}),)}}
+    )
+    assert_not_applicable(streams_progressively_verdicts(on_browser), RID, "browser link")
+
+
+def test_a_stream_without_deltas_fails() -> None:
+    obs = paused_answer((0.21, 0.41, 0.61, 2.11)).model_copy(update={"frames": ()})
+    assert_fails(streams_progressively_verdicts(obs), RID, "never")
