@@ -4,11 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.adk.agents.RunConfig;
+import com.google.adk.artifacts.InMemoryArtifactService;
 import com.google.adk.events.Event;
 import com.google.adk.runner.Runner;
 import com.google.adk.sessions.BaseSessionService;
 import com.google.adk.sessions.Session;
 import io.reactivex.rxjava3.disposables.CompositeDisposable;
+import io.reactivex.rxjava3.disposables.Disposable;
 import io.reactivex.rxjava3.schedulers.Schedulers;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -16,6 +18,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.MediaType;
@@ -37,11 +43,22 @@ import org.springframework.web.servlet.mvc.method.annotation.SseEmitter;
 class ChatStreamController {
   private static final Logger LOG = LoggerFactory.getLogger(ChatStreamController.class);
 
-  private final Runner runner;
+  /** How long after the run bound the SseEmitter's own timeout fires, as a backstop. */
+  private static final long EMITTER_GRACE_MS = 5_000L;
+  /** Fires the run bounds; one daemon thread, since a bound only disposes and writes a frame. */
+  private static final ScheduledExecutorService BOUNDS =
+      Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "run-bounds");
+        t.setDaemon(true);
+        return t;
+      });
+
+  private final BaseSessionService sessions;
+  private final InMemoryArtifactService artifacts = new InMemoryArtifactService();
   private final Settings settings;
 
-  ChatStreamController(Runner runner, Settings settings) {
-    this.runner = runner;
+  ChatStreamController(BaseSessionService sessions, Settings settings) {
+    this.sessions = sessions;
     this.settings = settings;
   }
 
@@ -68,43 +85,49 @@ class ChatStreamController {
     ensureSession(user.get(), sessionId);
     boolean streaming = mode == null || !mode.equalsIgnoreCase("none");
 
-    SseEmitter emitter = new SseEmitter(settings.runTimeoutMillis());
+    // The seed's emitter bound. The gateway ends a run at the bound itself (RunBound below) so
+    // it can send an error frame first; the emitter's own timeout, a little later, is the
+    // backstop that disposes the run if that ever failed.
+    SseEmitter emitter = new SseEmitter(settings.runTimeoutMillis() + EMITTER_GRACE_MS);
     RunConfig.Builder cfg = RunConfig.builder()
         .setStreamingMode(streaming ? RunConfig.StreamingMode.SSE : RunConfig.StreamingMode.NONE);
     if (!settings.has(Bug.NO_LLM_BUDGET)) {
       cfg.setMaxLlmCalls(settings.maxLlmCalls());
     }
     FrameSink sink = new FrameSink(emitter, settings);
-    CompositeDisposable run = new CompositeDisposable(); // disposing it first cancels what follows
-    boolean dispose = !settings.has(Bug.NO_DISPOSE);
-    emitter.onCompletion(() -> {
-      if (dispose) {
-        run.dispose();
-      }
-    });
-    emitter.onError(err -> {
-      if (dispose) {
-        run.dispose();
-      }
-    });
-    emitter.onTimeout(() -> {
-      LOG.warn("run for session {} reached its bound of {} ms; disposed", sessionId,
-          settings.runTimeoutMillis());
-      if (dispose) {
-        run.dispose();
-      }
-      sink.terminal("error", Frames.obj().put("code", "TIMEOUT").put("retryable", true));
-    });
-    run.add(runner
+    // Not in the seed: an SseEmitter commits the response only with its first frame, so a run
+    // that fails slowly (ADK Java retries a model error for up to a minute) would leave the
+    // browser without even a status line, and a browser that gives up unnoticed. One SSE
+    // comment commits 200 text/event-stream at once; SSE clients ignore comments.
+    sink.open();
+    // The seed wires one Runner; here each run gets its own, on the shared session store, so
+    // that its model calls go through a link it can cancel (ADK's dispose does not; ModelLink).
+    ModelLink model = new ModelLink(SupportAgent.MODEL_NAME);
+    Runner runner = Runner.builder()
+        .agent(SupportAgent.build(model))
+        .appName(SupportAgent.APP_NAME)
+        .sessionService(sessions)
+        .artifactService(artifacts)
+        .build();
+    Turn turn = new Turn(sessionId, sink, model);
+    if (!settings.has(Bug.NO_DISPOSE)) {
+      emitter.onCompletion(turn::closed);
+      emitter.onError(err -> turn.closed());
+    }
+    emitter.onTimeout(turn::timedOut);
+    turn.run.add(Disposable.fromFuture(
+        BOUNDS.schedule(turn::timedOut, settings.runTimeoutMillis(), TimeUnit.MILLISECONDS),
+        false));
+    turn.run.add(runner
         .runAsync(user.get(), sessionId, Frames.userMessage(text), cfg.build())
         .subscribeOn(Schedulers.io())
         .subscribe(
             sink::event,
             err -> {
               LOG.warn("run for session {} failed: {}", sessionId, err.toString());
-              sink.terminal("error", Frames.obj().put("retryable", true));
+              turn.finish("error", Frames.obj().put("retryable", true));
             },
-            () -> sink.terminal("done", Frames.obj())));
+            () -> turn.finish("done", Frames.obj())));
     return emitter;
   }
 
@@ -117,7 +140,7 @@ class ChatStreamController {
     if (user.isEmpty()) {
       return;
     }
-    Session session = sessions()
+    Session session = sessions
         .getSession(SupportAgent.APP_NAME, user.get(), sessionId, Optional.empty())
         .blockingGet();
     if (session == null) {
@@ -136,12 +159,8 @@ class ChatStreamController {
     http.getOutputStream().write(Frames.JSON.writeValueAsBytes(body));
   }
 
-  private BaseSessionService sessions() {
-    return runner.sessionService();
-  }
-
   private void ensureSession(String user, String sessionId) {
-    BaseSessionService service = sessions();
+    BaseSessionService service = sessions;
     synchronized (this) {
       Session found =
           service.getSession(SupportAgent.APP_NAME, user, sessionId, Optional.empty())
@@ -181,6 +200,57 @@ class ChatStreamController {
   }
 
   /**
+   * One run and how it ends: exactly one of its completion, its failure, its bound or the
+   * browser going away ends it. Stopping a live run cancels its model calls (see {@link
+   * ModelLink}): ADK Java's dispose alone leaves them open.
+   */
+  static final class Turn {
+    final CompositeDisposable run = new CompositeDisposable();
+    private final String sessionId;
+    private final FrameSink sink;
+    private final ModelLink model;
+    private final AtomicBoolean ended = new AtomicBoolean();
+
+    Turn(String sessionId, FrameSink sink, ModelLink model) {
+      this.sessionId = sessionId;
+      this.sink = sink;
+      this.model = model;
+    }
+
+    /** The run completed or failed: its terminal frame. */
+    void finish(String type, ObjectNode data) {
+      if (ended.compareAndSet(false, true)) {
+        sink.terminal(type, data);
+        run.dispose(); // the bound's timer
+      }
+    }
+
+    /** The run bound: dispose the run, close its model call, then an error frame. */
+    void timedOut() {
+      if (ended.compareAndSet(false, true)) {
+        LOG.warn("run for session {} reached its bound; disposed", sessionId);
+        stop();
+        sink.terminal("error", Frames.obj().put("code", "TIMEOUT").put("retryable", true));
+      }
+    }
+
+    /** The emitter completed or failed (the browser went away, or a write failed). */
+    void closed() {
+      if (ended.compareAndSet(false, true)) {
+        LOG.info("stream for session {} closed before the run ended; disposed", sessionId);
+        stop();
+      } else {
+        run.dispose();
+      }
+    }
+
+    private void stop() {
+      run.dispose();
+      model.cancel();
+    }
+  }
+
+  /**
    * Numbers and writes the frames of one run. Each frame gets a fresh id from the run's own
    * AtomicLong; after the terminal frame (done or error) nothing more is written.
    */
@@ -194,6 +264,15 @@ class ChatStreamController {
     FrameSink(SseEmitter emitter, Settings settings) {
       this.emitter = emitter;
       this.settings = settings;
+    }
+
+    synchronized void open() {
+      try {
+        emitter.send(SseEmitter.event().comment("stream open"));
+      } catch (IOException e) {
+        closed = true;
+        emitter.completeWithError(e);
+      }
     }
 
     synchronized void event(Event ev) {

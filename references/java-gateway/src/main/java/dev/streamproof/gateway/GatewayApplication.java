@@ -1,7 +1,8 @@
 package dev.streamproof.gateway;
 
-import com.google.adk.runner.InMemoryRunner;
-import com.google.adk.runner.Runner;
+import com.google.adk.sessions.BaseSessionService;
+import com.google.adk.sessions.InMemorySessionService;
+import io.reactivex.rxjava3.plugins.RxJavaPlugins;
 import java.util.Map;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
@@ -32,6 +33,10 @@ public class GatewayApplication {
       System.exit(2);
       return;
     }
+    // A disposed run whose model call was cancelled still fails inside ADK; RxJava hands that
+    // error, which no subscriber wants any more, to this handler instead of printing a trace.
+    RxJavaPlugins.setErrorHandler(e -> System.err.println(
+        PROG + ": after its run was disposed: " + (e.getCause() != null ? e.getCause() : e)));
     SpringApplication app = new SpringApplication(GatewayApplication.class);
     app.setDefaultProperties(Map.of(
         "server.address", "127.0.0.1",
@@ -50,9 +55,11 @@ public class GatewayApplication {
     return settings;
   }
 
+  /** ADK's in-memory session store, shared by every run (each run has its own Runner). */
   @Bean
-  Runner runner(Settings settings) {
-    return new InMemoryRunner(SupportAgent.build(settings.toolUrl()), SupportAgent.APP_NAME);
+  BaseSessionService sessionService(Settings settings) {
+    SupportAgent.useToolService(settings.toolUrl());
+    return new InMemorySessionService();
   }
 
   @Bean

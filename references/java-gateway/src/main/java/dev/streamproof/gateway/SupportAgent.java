@@ -40,11 +40,16 @@ public final class SupportAgent {
 
   private SupportAgent() {}
 
-  static LlmAgent build(String toolServiceUrl) {
+  /** Where lookupOrder POSTs: set once at start-up, before any run. */
+  static void useToolService(String toolServiceUrl) {
     toolUrl = toolServiceUrl.replaceAll("/+$", "");
+  }
+
+  /** The agent on one run's model link (see {@link ModelLink}); building it is cheap. */
+  static LlmAgent build(ModelLink model) {
     return LlmAgent.builder()
         .name(AGENT_NAME)
-        .model(MODEL_NAME)
+        .model(model.gemini())
         .instruction(INSTRUCTION)
         .tools(FunctionTool.create(SupportAgent.class, TOOL_NAME))
         .build();
