@@ -94,6 +94,12 @@ class _SharedMaster:
                 # Forward links intercept TLS towards the fakes, whose certificates are made at
                 # run time and self-signed; reverse links' upstreams are the harness's own too.
                 ssl_insecure=True,
+                # HTTP/1.1 towards clients, one request at a time per connection, as through
+                # the inline engine: a client that negotiates HTTP/2 through TLS interception
+                # (OkHttp offers it by ALPN) would cancel a request with RST_STREAM on a
+                # connection that stays open, which a hook holding the flow never sees, so
+                # the link could not record that request's end.
+                http2=False,
             )
             # ErrorCheck hooks the root logger to stop a command-line run that logged an error
             # at start-up; the engine reports its own errors, so it is unhooked at once.

@@ -176,9 +176,20 @@ GATEWAY: list[Requirement] = [
     _gw(
         "GW-DISPOSE",
         MUST,
-        "When the browser goes away, the gateway disposes the run: its model stream closes "
-        "and no further model or tool call starts within a bound, even while no bytes flow.",
-        "Failure modes: Orphaned runs; A gateway: Event to Server-Sent Events (disposal)",
+        "When the browser goes away, the gateway disposes the run by its next send: within a "
+        "bound of its first chance to send after that, its model stream closes and no further "
+        "model or tool call starts.",
+        "Failure modes: Orphaned runs (dispose on completion, timeout and send failure); "
+        "A gateway: Event to Server-Sent Events (disposal)",
+    ),
+    _gw(
+        "GW-DISPOSE-IDLE",
+        SHOULD,
+        "A closed tab is noticed while nothing flows (a model that stalls or thinks): the "
+        "model stream closes within a bound of the browser leaving, not only at the next send.",
+        "A gateway: Event to Server-Sent Events (a closed tab cancels the upstream Flowable "
+        "instead of leaving a model call running); the seed's SseEmitter notices only at its "
+        "next send, hence SHOULD",
     ),
     _gw(
         "GW-AUTH",

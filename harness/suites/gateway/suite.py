@@ -49,9 +49,10 @@ def environment(
     ``engine`` carries out the links' plans unless a scenario names another (default inline)."""
     from harness.suites.gateway.runner import GatewayEnvironment
 
+    target = load_target(target_file)
     return GatewayEnvironment(
-        load_target(target_file),
-        bug=bug if bug in BUGS else None,
+        target,
+        bug=bug if bug in BUGS or bug in target.bugs else None,
         time_scale=time_scale,
         engine=engine,
     )

@@ -126,6 +126,9 @@ class GatewayTarget(_Model):
     """0 lets the system pick; set fixed ports when attaching by ``url``."""
     bug_env: str | None = None
     """The environment variable through which ``--bug NAME`` reaches the target (references)."""
+    bugs: tuple[str, ...] = ()
+    """The mutant names ``bug_env`` accepts, for a reference of its own (the Java reference
+    gateway); empty: the bundled reference's mutants."""
     run_timeout: bool = False
     """The gateway honours ``STREAMPROOF_RUN_TIMEOUT``: a run still going after that many
     seconds is stopped (its model call closed, its stream ended). Declares ``run_timeout``."""
@@ -182,6 +185,22 @@ class GatewayTarget(_Model):
             template = getattr(endpoints, key)
             if template is not None and "{sessionId}" not in template:
                 raise ValueError(f"endpoints.{key}: {template!r} must contain {{sessionId}}")
+        return self
+
+    @field_validator("bugs")
+    @classmethod
+    def _bug_names(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not name.strip() for name in v):
+            raise ValueError("a mutant name is empty")
+        twice = sorted({name for name in v if v.count(name) > 1})
+        if twice:
+            raise ValueError(f"{', '.join(twice)}: listed more than once")
+        return v
+
+    @model_validator(mode="after")
+    def _bugs_need_bug_env(self) -> GatewayTarget:
+        if self.bugs and self.bug_env is None:
+            raise ValueError("bugs: a target's mutants reach it through bug_env; set bug_env too")
         return self
 
     @model_validator(mode="after")
@@ -338,6 +357,11 @@ async def start_gateway(
     if bug is not None and target.bug_env is None:
         raise TargetConfigError(
             f"--bug {bug} needs a reference target; target {target.name!r} declares no bug_env"
+        )
+    if bug is not None and target.bugs and bug not in target.bugs:
+        raise TargetConfigError(
+            f"--bug {bug}: target {target.name!r} has no such mutant; its bugs: "
+            f"{', '.join(target.bugs)}"
         )
     timeout = target.ready.timeout * max(ready_scale, 1.0)
     if target.url is not None:

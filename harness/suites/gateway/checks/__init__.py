@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from harness.suites.gateway.checks.adk_events import adk_events_verdicts
 from harness.suites.gateway.checks.auth import auth_verdicts, history_isolation_verdicts
-from harness.suites.gateway.checks.disposal import dispose_verdicts
+from harness.suites.gateway.checks.disposal import dispose_idle_verdicts, dispose_verdicts
 from harness.suites.gateway.checks.errors import error_event_verdicts, error_frame_verdicts
 from harness.suites.gateway.checks.expectations import gateway_expectation_verdicts
 from harness.suites.gateway.checks.frames import (
@@ -53,6 +53,7 @@ __all__ = [
     "answer_as_message_verdicts",
     "auth_verdicts",
     "check_gateway",
+    "dispose_idle_verdicts",
     "dispose_verdicts",
     "double_render_verdicts",
     "error_event_verdicts",
@@ -104,6 +105,7 @@ GATEWAY_CHECKS: tuple[GatewayCheck, ...] = (
     persist_matches_message_verdicts,
     no_half_record_verdicts,
     dispose_verdicts,
+    dispose_idle_verdicts,
     run_bound_verdicts,
     run_bound_error_verdicts,
     auth_verdicts,

@@ -13,7 +13,7 @@ still say about such a stream, judged here with the same requirement ids:
   under GW-ANSWER-AS-MESSAGE: in a raw stream the non-partial event is the message;
 * the session stores aggregates only, the stored text is the aggregate's, no half answer is
   stored (GW-PERSIST-AGGREGATES, GW-PERSIST-MATCHES-MESSAGE, GW-NO-HALF-RECORD);
-* a closed tab disposes the run (GW-DISPOSE-ON-DISCONNECT), tools run once (GW-TOOL-ONCE), a
+* a closed tab disposes the run (GW-DISPOSE, GW-DISPOSE-IDLE), tools run once (GW-TOOL-ONCE), a
   runaway loop meets a budget (GW-LLM-BUDGET), an event with an error code reaches the browser
   (GW-ERROR-EVENT: the raw event carries its ``errorCode``);
 * tool payloads never reach the browser (GW-NO-TOOL-LEAK). A raw stream forwards every
@@ -33,7 +33,7 @@ from typing import Any
 
 from harness.requirements import from_violations, not_applicable
 from harness.suites.gateway.checks.auth import auth_verdicts, history_isolation_verdicts
-from harness.suites.gateway.checks.disposal import dispose_verdicts
+from harness.suites.gateway.checks.disposal import dispose_idle_verdicts, dispose_verdicts
 from harness.suites.gateway.checks.errors import ABORTED
 from harness.suites.gateway.checks.expectations import gateway_expectation_verdicts
 from harness.suites.gateway.checks.frames import no_stream, sse_response_verdicts
@@ -402,6 +402,7 @@ ADK_EVENTS_CHECKS: tuple[Callable[[GatewayObservation], list[Verdict]], ...] = (
     raw_persist_matches_verdicts,
     no_half_record_verdicts,
     dispose_verdicts,
+    dispose_idle_verdicts,
     run_bound_verdicts,
     auth_verdicts,
     history_isolation_verdicts,

@@ -94,7 +94,7 @@ INTENDED: Final[Mapping[str, str]] = {
     "no-auth": "GW-AUTH",
     "shared-history": "GW-HISTORY-ISOLATION",
     "no-dispose": "GW-DISPOSE",
-    "dispose-on-write-only": "GW-DISPOSE",
+    "dispose-on-write-only": "GW-DISPOSE-IDLE",
     "persist-draft-on-error": "GW-NO-HALF-RECORD",
     "author-from-root": "GW-ANSWER-AS-MESSAGE",
     "buffer-frames": "GW-STREAMS-PROGRESSIVELY",

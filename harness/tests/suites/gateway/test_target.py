@@ -3,6 +3,7 @@ declared ready path answers 2xx; a stranger on the port never passes for it."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import sys
 import textwrap
@@ -11,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from harness.suites.gateway.target import GatewayTarget, start_gateway
-from harness.targets.errors import TargetError
+from harness.targets.errors import TargetConfigError, TargetError
+
+ROOT = Path(__file__).resolve().parents[4]
 
 # A tiny HTTP server: answers ``status`` (a list consumed one per request, the last repeated)
 # on every path; prints its URL only when told to.
@@ -89,3 +92,31 @@ async def test_a_stranger_on_the_announced_port_is_never_taken_for_the_gateway(
 def test_a_ready_path_must_be_absolute() -> None:
     with pytest.raises(ValueError, match="must start with '/'"):
         GatewayTarget.model_validate({"command": ["x"], "ready": {"path": "healthz"}})
+
+
+def test_a_gateway_that_lists_its_bugs_takes_only_those() -> None:
+    """A reference of its own (the Java gateway) names its mutants; --bug with any other is bad
+    input before anything starts, and the suite passes a listed one through."""
+    from harness.suites import known_bugs
+    from harness.suites.gateway.suite import environment
+
+    own = GatewayTarget(command=("java",), bug_env="B", bugs=("no-dispose", "java-only"))
+    with pytest.raises(TargetConfigError, match="has no such mutant; its bugs: no-dispose, java"):
+        asyncio.run(start_gateway(own, {}, bug="tidy-message-text"))
+    java = ROOT / "targets" / "java-gateway.yaml"
+    assert "tidy-message-text" not in known_bugs(java)
+    assert "aggregate-as-delta" in known_bugs(java)
+    assert environment(java, bug="no-dispose", time_scale=0.1).bug == "no-dispose"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"bugs": ["no-dispose"]}, "set bug_env too"),
+        ({"bug_env": "B", "bugs": ["x", "x"]}, "x: listed more than once"),
+        ({"bug_env": "B", "bugs": [" "]}, "a mutant name is empty"),
+    ],
+)
+def test_bad_bug_lists_are_refused(extra: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        GatewayTarget.model_validate({"command": ["x"], **extra})

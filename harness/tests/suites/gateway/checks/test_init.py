@@ -23,6 +23,7 @@ NOT_EXERCISED_BY_THE_WORKED_EXAMPLE = {
     "GW-ERROR-FRAME",  # the run did not fail
     "GW-NO-HALF-RECORD",  # no stream broke
     "GW-DISPOSE",  # the browser stayed
+    "GW-DISPOSE-IDLE",
     "GW-RUN-BOUND",  # no run bound declared, and the run ended at once
     "GW-RUN-BOUND-ERROR",
     "GW-STREAMS-PROGRESSIVELY",  # the fake model's chunks came in one burst, no pause
