@@ -52,6 +52,7 @@ PASSED_ON_ADK_API_SERVER = {
     "GW-PERSIST-MATCHES-MESSAGE",
     "GW-NO-HALF-RECORD",
     "GW-DISPOSE",
+    "GW-DISPOSE-IDLE",
 }
 """Judged and held at least once, failed nowhere (the README's list)."""
 
