@@ -67,11 +67,12 @@ def render_failure(scenario_id: str, result: Any, failing: list[Verdict]) -> str
     diagnosis = diagnose(obs)
     if diagnosis is not None:
         # Say what was seen first, in one line; the broken rules follow from it, so they are
-        # named on one line too (each verdict in full is in results.json).
+        # named on one line too, each as ``[ID LEVEL]`` as everywhere else (each verdict in
+        # full is in results.json).
         lines = [
             f"scenario {scenario_id} on target {obs.target}: {diagnosis}",
             f"{len(failing)} requirement(s) broken as a result: "
-            + ", ".join(v.requirement for v in failing),
+            + ", ".join(f"[{v.requirement} {v.level.value}]" for v in failing),
         ]
     else:
         lines = [
