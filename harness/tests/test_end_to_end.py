@@ -233,5 +233,8 @@ def test_disposal_verdict_is_stable(bug: str | None, tmp_path: Path) -> None:
         else:
             assert run.returncode == 1, (i, outcomes)
             assert outcomes[("while-model-stalls", "GW-DISPOSE-IDLE")] == "non-strict", outcomes
-            assert outcomes[("while-model-stalls", "GW-DISPOSE")] == "pass", (i, outcomes)
+            # It lets go when the model next writes: a pass if that came while the harness
+            # watched, else nothing the MUST can judge.
+            stalled_must = outcomes[("while-model-stalls", "GW-DISPOSE")]
+            assert stalled_must in ("pass", "not-applicable"), (i, outcomes)
             assert outcomes[("mid-stream", "GW-DISPOSE")] in ("pass", "not-applicable"), outcomes
