@@ -40,8 +40,9 @@ from harness.suites.a2a_client.result import (
     looks_like_result,
     parse_result_line,
 )
+from harness.targets.bugs import BugNames, bugs_need_bug_env, check_bug
 from harness.targets.build import Build
-from harness.targets.errors import TargetConfigError, TargetError
+from harness.targets.errors import TargetError
 from harness.targets.files import load_target_file
 from harness.targets.process import OutputTail, TargetProcess
 
@@ -84,7 +85,7 @@ class ClientTarget(_Model):
     """Real seconds added to every turn's bound for the runtime to boot (not scaled)."""
     bug_env: str | None = None
     """The environment variable through which ``--bug NAME`` reaches the target (references)."""
-    bugs: tuple[str, ...] = ()
+    bugs: BugNames = ()
     """The mutant names ``bug_env`` accepts, for a reference of its own (the Java reference
     client); empty: the bundled reference's mutants."""
     wires: tuple[Wire, ...] = Field(("0.3",), min_length=1)
@@ -120,21 +121,9 @@ class ClientTarget(_Model):
             )
         return v
 
-    @field_validator("bugs")
-    @classmethod
-    def _bug_names(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        blank = [name for name in v if not name.strip()]
-        if blank:
-            raise ValueError("a mutant name is empty")
-        twice = sorted({name for name in v if v.count(name) > 1})
-        if twice:
-            raise ValueError(f"{', '.join(twice)}: listed more than once")
-        return v
-
     @model_validator(mode="after")
     def _bugs_need_bug_env(self) -> ClientTarget:
-        if self.bugs and self.bug_env is None:
-            raise ValueError("bugs: a target's mutants reach it through bug_env; set bug_env too")
+        bugs_need_bug_env(self.bugs, self.bug_env)
         return self
 
     def argv(self) -> list[str]:
@@ -190,17 +179,8 @@ def client_environment(
 
 
 def check_target_bug(target: ClientTarget, bug: str) -> None:
-    """Raise :class:`TargetConfigError` unless ``--bug`` can reach ``target``: it needs a
-    ``bug_env``, and a target that lists its ``bugs`` takes only those."""
-    if target.bug_env is None:
-        raise TargetConfigError(
-            f"--bug {bug} needs a reference target; target {target.name!r} declares no bug_env"
-        )
-    if target.bugs and bug not in target.bugs:
-        raise TargetConfigError(
-            f"--bug {bug}: target {target.name!r} has no such mutant; its bugs: "
-            f"{', '.join(target.bugs)}"
-        )
+    """Raise :class:`TargetConfigError` unless ``--bug`` can reach ``target``."""
+    check_bug(target.name, target.bug_env, target.bugs, bug)
 
 
 class _TimedOutput(OutputTail):

@@ -23,8 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from harness.capabilities import GatewayCapability
 from harness.durations import Duration
+from harness.targets.bugs import BugNames, bugs_need_bug_env, check_bug
 from harness.targets.build import Build, ensure_built
-from harness.targets.errors import TargetConfigError, TargetError
+from harness.targets.errors import TargetError
 from harness.targets.files import load_target_file
 from harness.targets.process import TargetProcess
 from harness.targets.sockets import group_owns_listener, listener_pids
@@ -126,7 +127,7 @@ class GatewayTarget(_Model):
     """0 lets the system pick; set fixed ports when attaching by ``url``."""
     bug_env: str | None = None
     """The environment variable through which ``--bug NAME`` reaches the target (references)."""
-    bugs: tuple[str, ...] = ()
+    bugs: BugNames = ()
     """The mutant names ``bug_env`` accepts, for a reference of its own (the Java reference
     gateway); empty: the bundled reference's mutants."""
     run_timeout: bool = False
@@ -187,20 +188,9 @@ class GatewayTarget(_Model):
                 raise ValueError(f"endpoints.{key}: {template!r} must contain {{sessionId}}")
         return self
 
-    @field_validator("bugs")
-    @classmethod
-    def _bug_names(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        if any(not name.strip() for name in v):
-            raise ValueError("a mutant name is empty")
-        twice = sorted({name for name in v if v.count(name) > 1})
-        if twice:
-            raise ValueError(f"{', '.join(twice)}: listed more than once")
-        return v
-
     @model_validator(mode="after")
     def _bugs_need_bug_env(self) -> GatewayTarget:
-        if self.bugs and self.bug_env is None:
-            raise ValueError("bugs: a target's mutants reach it through bug_env; set bug_env too")
+        bugs_need_bug_env(self.bugs, self.bug_env)
         return self
 
     @model_validator(mode="after")
@@ -354,15 +344,8 @@ async def start_gateway(
     ready_scale: float = 1.0,
 ) -> RunningGateway:
     """Start (or attach to) the gateway and wait until it answers HTTP."""
-    if bug is not None and target.bug_env is None:
-        raise TargetConfigError(
-            f"--bug {bug} needs a reference target; target {target.name!r} declares no bug_env"
-        )
-    if bug is not None and target.bugs and bug not in target.bugs:
-        raise TargetConfigError(
-            f"--bug {bug}: target {target.name!r} has no such mutant; its bugs: "
-            f"{', '.join(target.bugs)}"
-        )
+    if bug is not None:
+        check_bug(target.name, target.bug_env, target.bugs, bug)
     timeout = target.ready.timeout * max(ready_scale, 1.0)
     if target.url is not None:
         gateway = RunningGateway(target, target.url, None)
