@@ -75,16 +75,17 @@ def test_a_missing_path_and_a_selection_of_nothing_each_say_so_in_the_report(
     ) in error
 
 
-def test_an_unknown_mutant_is_bad_input_through_the_plugin_too(tmp_path: Path) -> None:
-    scenarios = str(ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml")
-    run = subprocess.run(
+def _pytest_with_bug(scenario: Path, bug: str, *target: str) -> subprocess.CompletedProcess[str]:
+    """pytest on one bundled scenario through the plugin, with ``--streamproof-bug``."""
+    return subprocess.run(
         [
             sys.executable,
             "-m",
             "pytest",
-            scenarios,
+            str(scenario),
+            *target,
             "--streamproof-bug",
-            "typo-bug",
+            bug,
             "-p",
             "no:cacheprovider",
             "-o",
@@ -96,32 +97,22 @@ def test_an_unknown_mutant_is_bad_input_through_the_plugin_too(tmp_path: Path) -
         timeout=120,
         check=False,
     )
+
+
+def test_an_unknown_mutant_is_bad_input_through_the_plugin_too(tmp_path: Path) -> None:
+    run = _pytest_with_bug(
+        ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml", "typo-bug"
+    )
     assert run.returncode == 4, run.stdout + run.stderr  # pytest's usage error
     assert "--streamproof-bug typo-bug: unknown" in run.stderr
 
 
 def test_a_target_that_lists_its_mutants_takes_only_those_through_the_plugin() -> None:
-    scenarios = str(ROOT / "scenarios" / "a2a_client" / "failed.yaml")
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            scenarios,
-            "--streamproof-target",
-            str(ROOT / "targets" / "java-client.yaml"),
-            "--streamproof-bug",
-            "gap-loss",  # a mutant of the Python reference, not of the Java one
-            "-p",
-            "no:cacheprovider",
-            "-o",
-            "streamproof_dirs=scenarios",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    run = _pytest_with_bug(
+        ROOT / "scenarios" / "a2a_client" / "failed.yaml",
+        "gap-loss",  # a mutant of the Python reference, not of the Java one
+        "--streamproof-target",
+        str(ROOT / "targets" / "java-client.yaml"),
     )
     assert run.returncode == 4, run.stdout + run.stderr
     assert (
