@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from harness.timeline import Timeline
     from harness.verdicts import Verdict
 
 __all__ = ["Environment", "Suite"]
@@ -73,4 +74,11 @@ class Suite(Protocol):
         """The few facts of an observation that tell most (counts, the sequence of frames or
         requests as one short string, timings, faults fired), as plain JSON data: what
         ``results.json`` keeps of a scenario that passed, instead of the whole observation."""
+        ...
+
+    def timeline(self, observation: Any, verdicts: list[Verdict]) -> Timeline:
+        """The scenario's story in time for the report's picture: the lanes of its path, what
+        passed between them, the faults that fired, windows and results, and each failed or
+        unmet requirement at its ``at`` (the end of the run when it has none), capped to
+        :data:`harness.timeline.MAX_ITEMS` items."""
         ...

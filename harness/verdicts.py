@@ -51,6 +51,9 @@ class Verdict(BaseModel):
     expected: Any = None
     observed: Any = None
     kind: Kind = Kind.REQUIREMENT
+    at: float | None = None
+    """When the broken rule first showed (real seconds since the scenario's epoch), for the
+    report's timeline; ``None``: no single moment (the picture marks the end of the run)."""
 
     @property
     def failed(self) -> bool:
