@@ -142,7 +142,11 @@ def test_the_wheel_holds_every_module_and_the_bundled_suites(wheel: Path) -> Non
     assert any(s.startswith("harness/scenarios/gateway/") for s in suites)
     assert any(s.startswith("harness/scenarios/a2a_client/") for s in suites)
     assert suites <= names, sorted(suites - names)[:10]
-    assert {"harness/suites/gateway/reference-gateway.yaml", "harness/py.typed"} <= names
+    assert {
+        "harness/suites/gateway/reference-gateway.yaml",
+        "harness/py.typed",
+        "harness/report/templates/report.html.j2",  # report.html's template
+    } <= names
     metadata = zipfile.ZipFile(wheel).read(f"{wheel.name.split('-py3')[0]}.dist-info/METADATA")
     assert b"License-Expression: Apache-2.0" in metadata
 
