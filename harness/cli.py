@@ -1,12 +1,13 @@
 """``streamproof``: run scenarios, validate them, list requirements, print the schema, run a
-fault proxy in front of a user's own stack (``streamproof proxy``), and serve one of the fakes
-on its own from a scenario (``streamproof serve a2a|model``).
+fault proxy in front of a user's own stack (``streamproof proxy``), serve one of the fakes
+on its own from a scenario (``streamproof serve a2a|model``), and draw a saved run's report
+again (``streamproof report``).
 
 Exit codes: 0 every enforced requirement holds (``proxy``: it ran its ``--for``); 1 one failed;
-2 bad input (a malformed scenario, target or plan file, an unknown option, nothing to run, a
-``proxy`` or ``serve`` that cannot listen where it is told, a scenario of the wrong kind for
-``serve``); 3 the target could not be started or reached;
-128 + the signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+2 bad input (a malformed scenario, target, plan or results file, an unknown option, nothing to
+run, a ``proxy`` or ``serve`` that cannot listen where it is told, a scenario of the wrong kind
+for ``serve``, an unknown scenario for ``report --show``); 3 the target could not be started or
+reached; 128 + the signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 """
 
 from __future__ import annotations
@@ -207,6 +208,20 @@ def _parser() -> argparse.ArgumentParser:
         help="the tool service's port on 127.0.0.1 (default 0: any free port)",
     )
 
+    report = sub.add_parser(
+        "report",
+        help="draw a saved run's report.html again, or print one scenario of it",
+        description="Re-render RESULTS.json's report.html (default: report.html beside it; a "
+        "file there is replaced only when streamproof wrote it), or with --show print one "
+        "scenario's verdicts and timeline as text (then nothing is written unless --html is "
+        "given).",
+    )
+    report.add_argument("results", metavar="RESULTS.json", help="a run's results.json")
+    report.add_argument("--html", metavar="OUT", help="where to write the page")
+    report.add_argument(
+        "--show", metavar="SCENARIO", help="print this scenario's verdicts and timeline"
+    )
+
     lst = sub.add_parser("list", help="print the requirement registry")
     lst.add_argument("--json", action="store_true")
     lst.add_argument("--markdown", action="store_true", help="the README's requirements table")
@@ -244,6 +259,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_OK
     if args.command == "list":
         return _list(as_json=args.json, markdown=args.markdown)
+    if args.command == "report":
+        return _report(args)
     if args.command == "proxy":
         from harness.standalone.command import run as run_proxy
 
@@ -503,6 +520,7 @@ def _bad_input(report_dir: Path, reason: str, args: argparse.Namespace) -> int:
     import datetime as dt
 
     from harness.durations import DEFAULT_TIME_SCALE
+    from harness.report.html import write_html
     from harness.report.results import results_report, write_results
 
     print(reason, file=sys.stderr)
@@ -520,8 +538,9 @@ def _bad_input(report_dir: Path, reason: str, args: argparse.Namespace) -> int:
     report["summary"].update(ok=False, interrupted=False, error=reason)
     try:
         write_results(report, report_dir / "results.json")
+        write_html(report, report_dir / "report.html")
     except OSError as exc:
-        print(f"streamproof: cannot write {report_dir / 'results.json'}: {exc}", file=sys.stderr)
+        print(f"streamproof: cannot write the report in {report_dir}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     reports = Path(args.report_dir)
     _publish(reports, report_dir)
@@ -553,8 +572,32 @@ def _publish(reports: Path, run_dir: Path) -> None:
 
 
 def _print_where(reports: Path, run_dir: Path) -> None:
-    written = [str(reports / n) for n in ("results.json", "junit.xml") if (run_dir / n).exists()]
-    print(f"streamproof: report in {' and '.join(written)} (this run: {run_dir})")
+    from harness.report.runs import REPORT_FILES
+
+    written = [str(reports / n) for n in REPORT_FILES if (run_dir / n).exists()]
+    where = (
+        ", ".join(written[:-1]) + " and " + written[-1] if len(written) > 1 else "".join(written)
+    )
+    print(f"streamproof: report in {where} (this run: {run_dir})")
+
+
+def _report(args: argparse.Namespace) -> int:
+    from harness.report.rerender import ReportInputError, rerender, show
+
+    results = Path(args.results)
+    try:
+        if args.show is not None:
+            lines = show(results, args.show)
+            if args.html:
+                rerender(results, Path(args.html))
+            print("\n".join(lines))
+            return EXIT_OK
+        written = rerender(results, Path(args.html) if args.html else None)
+    except ReportInputError as exc:
+        print(f"streamproof report: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"streamproof: report in {written}")
+    return EXIT_OK
 
 
 def _mutants(args: argparse.Namespace) -> int:

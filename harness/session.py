@@ -22,6 +22,7 @@ from harness.capabilities import ScenarioSkipped
 from harness.durations import DEFAULT_TIME_SCALE
 from harness.interrupts import Interrupts
 from harness.loop import BackgroundLoop
+from harness.report.html import write_html
 from harness.report.results import results_report, write_results
 from harness.suites import suite
 from harness.targets.errors import TargetConfigError, TargetError
@@ -206,7 +207,11 @@ class HarnessSession:
             self.write_report(exitstatus)
 
     def write_report(self, exitstatus: int) -> Path:
-        return write_results(self.report(exitstatus), self.report_dir / "results.json")
+        """``results.json`` and, beside it, ``report.html`` drawn from the same report."""
+        report = self.report(exitstatus)
+        path = write_results(report, self.report_dir / "results.json")
+        write_html(report, self.report_dir / "report.html")
+        return path
 
     def report(self, exitstatus: int) -> dict[str, Any]:
         return results_report(

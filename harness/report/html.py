@@ -113,8 +113,11 @@ def rerun_command(report: Mapping[str, Any], record: Mapping[str, Any]) -> str:
 
 
 def render_html(report: Mapping[str, Any]) -> str:
-    """The page for ``report`` (a ``results.json`` dict)."""
-    return str(_template().render(**_page(report)))
+    """The page for ``report`` (a ``results.json`` dict). The report is taken as it reads back
+    from JSON (tuples as lists...), so a run's page and the page of its saved ``results.json``
+    are the same bytes."""
+    saved = json.loads(json.dumps(report, ensure_ascii=False))
+    return str(_template().render(**_page(saved)))
 
 
 def write_html(report: Mapping[str, Any], path: Path) -> Path:

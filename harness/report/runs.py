@@ -1,6 +1,7 @@
 """One folder per ``streamproof run``: ``<report dir>/runs/<UTC timestamp>/`` holds that run's
-``results.json`` and ``junit.xml``, ``<report dir>/latest`` points at the newest, and copies of
-its reports stay at ``<report dir>/results.json`` and ``junit.xml`` for gates that read those.
+``results.json``, ``junit.xml`` and ``report.html``, ``<report dir>/latest`` points at the newest,
+and copies of its reports stay at ``<report dir>/results.json`` (and the others) for gates and
+people that read those.
 
 Folder names sort by time (``20250101T120000.123456Z``; a second run in the same microsecond gets
 ``-01``). Only folders with such a name under ``runs/`` are ours: retention removes nothing else.
@@ -33,7 +34,7 @@ RUNS = "runs"
 LATEST = "latest"
 DEFAULT_KEEP = 20
 """Run folders kept by default (the newest; 0 keeps all)."""
-REPORT_FILES = ("results.json", "junit.xml")
+REPORT_FILES = ("results.json", "junit.xml", "report.html")
 
 _NAME = re.compile(r"\d{8}T\d{6}\.\d{6}Z(?:-\d{2})?")
 _MAX_SAME_TIME = 100
