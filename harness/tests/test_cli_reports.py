@@ -347,6 +347,14 @@ def test_the_gateway_suite_report_is_small_and_a_failure_keeps_its_whole_observa
     # bound grows with the suite but a scenario that keeps a whole observation it should not
     # (tens of KB) still breaks it.
     assert size < 7_700 * len(report["scenarios"]), size
+    # report.html beside it: the bundled suites' page stays under 1 MB (these are 20 of the 45
+    # scenarios; 22 KB a scenario, timeline included), and is what `streamproof report` draws
+    # again from the saved results.json, byte for byte.
+    page = (tmp_path / "report.html").read_bytes()
+    assert len(page) < 22_000 * len(report["scenarios"]) < 1_000_000, len(page)
+    again = _cli("report", str(tmp_path / "results.json"), "--html", str(tmp_path / "again.html"))
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "again.html").read_bytes() == page
     unmet = [
         s
         for s in report["scenarios"]
@@ -450,3 +458,62 @@ def test_a_negative_keep_runs_is_bad_input_and_removes_nothing(tmp_path: Path) -
         in json.loads((reports / "results.json").read_text())["summary"]["error"]
     )
     assert len(list((reports / "runs").iterdir())) == 2
+
+
+def test_a_bad_input_run_writes_a_report_html_that_says_why(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    run = _cli("run", str(tmp_path / "nowhere"), "--report-dir", str(reports))
+    assert run.returncode == 2
+    (run_dir,) = (reports / "runs").iterdir()
+    page = (run_dir / "report.html").read_text(encoding="utf-8")
+    assert (reports / "report.html").read_text(encoding="utf-8") == page  # the copy on top
+    assert '<header class="verdict failed">' in page
+    assert "nowhere: no such file or folder" in page
+    assert f"{reports / 'report.html'}" in run.stdout
+
+
+def test_streamproof_report_draws_a_run_again_byte_for_byte_and_shows_a_scenario(
+    tmp_path: Path,
+) -> None:
+    require_module("a2a")
+    scenario = str(ROOT / "scenarios" / "a2a_client" / "failed.yaml")
+    run = _cli("run", scenario, "--time-scale", "0.2", "--report-dir", str(tmp_path), "-q")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr
+    results, page = tmp_path / "results.json", (tmp_path / "report.html").read_bytes()
+    assert b'<section class="scenario passed" id="scn-a2a_client--failed">' in page
+    # to another file, and in place (the page the run wrote is ours to replace)
+    other = _cli("report", str(results), "--html", str(tmp_path / "other.html"))
+    assert other.returncode == 0 and other.stderr == "", other.stderr
+    assert (tmp_path / "other.html").read_bytes() == page
+    in_place = _cli("report", str(results))
+    assert in_place.returncode == 0, in_place.stderr
+    assert f"report in {tmp_path / 'report.html'}" in in_place.stdout
+    assert (tmp_path / "report.html").read_bytes() == page
+
+    shown = _cli("report", str(results), "--show", "a2a_client/failed")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("a2a_client/failed: passed (")
+    assert "[A2A-C-STATUS MUST] pass" in shown.stdout and "\ntimeline:\n" in shown.stdout
+
+
+def test_streamproof_report_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    results = tmp_path / "results.json"
+    cases: list[tuple[list[str], str]] = [
+        ([str(tmp_path / "missing.json")], "missing.json: no such file"),
+        ([str(tmp_path / "notjson.json")], "notjson.json: not JSON"),
+        ([str(tmp_path / "other.json")], "other.json: not a streamproof report"),
+        ([str(results), "--show", "gateway/nope"], "no scenario 'gateway/nope'"),
+        ([str(results), "--html", str(tmp_path / "mine.html")], "not replacing it"),
+    ]
+    (tmp_path / "notjson.json").write_text("{")
+    (tmp_path / "other.json").write_text('{"summary": {"ok": true}}')
+    (tmp_path / "mine.html").write_text("<p>mine</p>")
+    bad = _cli("run", str(tmp_path / "nowhere"), "--report-dir", str(tmp_path / "r"))
+    assert bad.returncode == 2
+    results.write_bytes((tmp_path / "r" / "results.json").read_bytes())
+    for args, message in cases:
+        run = _cli("report", *args)
+        assert run.returncode == 2, (args, run.stdout, run.stderr)
+        assert run.stderr.count("\n") == 1 and message in run.stderr, run.stderr
+        assert run.stderr.startswith("streamproof report: ") and "Traceback" not in run.stderr
+    assert (tmp_path / "mine.html").read_text() == "<p>mine</p>"
