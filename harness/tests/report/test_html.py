@@ -375,3 +375,17 @@ def test_cell_state_is_the_worst_verdict_and_anchor_replaces_slashes() -> None:
     assert rerun_command({"time_scale": 1.0}, {"file": "f.yaml", "id": "x/y"}) == (
         "streamproof run --time-scale 1 f.yaml -k x/y"
     )
+
+
+def test_a_baseline_summary_names_its_file_known_new_and_fixed_failures() -> None:
+    baseline = {
+        "file": "ci/baseline.yaml",
+        "known": 1,
+        "fixed": [{"scenario": "gateway/x", "requirement": "GW-AUTH", "reason": "BUG-3"}],
+        "new_failures": 1,
+    }
+    page = parse(render_html(_report(baseline=baseline)))
+    text = " ".join(page.find_all("header")[0].all_text().split())
+    assert "ci/baseline.yaml: 1 known failure(s), 1 new; fixed since: GW-AUTH in gateway/x" in text
+    without = parse(render_html(_report())).find_all("header")[0].all_text()
+    assert "baseline" not in without
