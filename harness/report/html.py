@@ -292,8 +292,10 @@ def _outcome(record: Mapping[str, Any]) -> str:
 def _scenario(report: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
     sid = str(record.get("id", "?"))
     verdicts = [v for v in record.get("verdicts") or [] if isinstance(v, Mapping)]
+    scale = report.get("time_scale")
+    scale = float(scale) if isinstance(scale, int | float) and scale > 0 else 1.0
     broken = [
-        _verdict(v)
+        _verdict(v, scale)
         for v in verdicts
         if v.get("outcome") in (Outcome.FAIL.value, Outcome.NON_STRICT.value)
     ]
@@ -310,7 +312,7 @@ def _scenario(report: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str,
         "duration_s": record.get("duration_s"),
         "timeline": _timeline(record),
         "broken": broken,
-        "verdicts": [_verdict(v) for v in verdicts],
+        "verdicts": [_verdict(v, scale) for v in verdicts],
         "detail": record.get("observation_detail"),
         "highlights": _highlights(observation) if isinstance(observation, Mapping) else [],
         "logs": _logs(observation) if isinstance(observation, Mapping) else [],
@@ -330,7 +332,7 @@ def _timeline(record: Mapping[str, Any]) -> dict[str, Any]:
     return {"svg": Markup(timeline_svg(timeline)), "problem": None}
 
 
-def _verdict(verdict: Mapping[str, Any]) -> dict[str, Any]:
+def _verdict(verdict: Mapping[str, Any], time_scale: float) -> dict[str, Any]:
     state = _verdict_state(verdict)
     rid = str(verdict.get("requirement", "?"))
     return {
@@ -343,7 +345,11 @@ def _verdict(verdict: Mapping[str, Any]) -> dict[str, Any]:
         "expected": _show(verdict["expected"]) if verdict.get("expected") is not None else None,
         "observed": _show(verdict["observed"]) if verdict.get("observed") is not None else None,
         "baseline": verdict.get("baseline"),
-        "at": verdict.get("at"),
+        "at": (
+            f"at {at / time_scale:.1f} s scenario time ({at:.3f} s real)"
+            if isinstance(at := verdict.get("at"), int | float)
+            else None
+        ),
     }
 
 

@@ -300,6 +300,7 @@ def test_failed_scenarios_come_first_with_evidence_log_and_rerun_command() -> No
     text = failed.all_text()
     assert "scenarios/gateway/model error.yaml:9" in text
     assert "delta* error" in text and "delta done" in text  # expected vs observed
+    assert "at 4.0 s scenario time (0.400 s real)" in text  # when the rule broke
     assert "frame pattern" in text and "<b>not bold</b>" in text  # the target's output tail
     (rerun,) = failed.find_all("code", "rerun")
     assert rerun.all_text() == (
