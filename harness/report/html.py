@@ -61,8 +61,9 @@ STATES: dict[str, tuple[str, str]] = {
 }
 """Cell state: (symbol, meaning), worst first: a cell of several verdicts shows the worst."""
 
-OBSERVATION_CAP = 40_000
-"""Characters of a whole observation the page shows (the rest is in results.json)."""
+OBSERVATION_CAP = 12_000
+"""Characters of a whole observation the page shows (the rest is in results.json; the
+highlights above it are drawn from all of it)."""
 LOG_LINES = 30
 
 
@@ -254,7 +255,6 @@ def _matrix(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                     "state": state,
                     "symbol": STATES[state][0],
                     "href": "#" + column["anchor"] if state != "none" else None,
-                    "title": f"{rid} in {column['id']}: {STATES[state][1]}",
                 }
             )
         rule = REGISTRY.get(rid) if kind == Kind.REQUIREMENT.value else None
@@ -312,7 +312,14 @@ def _scenario(report: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str,
         "duration_s": record.get("duration_s"),
         "timeline": _timeline(record),
         "broken": broken,
-        "verdicts": [_verdict(v, scale) for v in verdicts],
+        "verdicts": [
+            _verdict(v, scale) for v in verdicts if v.get("outcome") != Outcome.NOT_APPLICABLE.value
+        ],
+        "not_applicable": [
+            str(v.get("requirement", "?"))
+            for v in verdicts
+            if v.get("outcome") == Outcome.NOT_APPLICABLE.value
+        ],
         "detail": record.get("observation_detail"),
         "highlights": _highlights(observation) if isinstance(observation, Mapping) else [],
         "logs": _logs(observation) if isinstance(observation, Mapping) else [],

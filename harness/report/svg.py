@@ -46,7 +46,7 @@ svg.timeline .axis text{fill:#666;text-anchor:end}
 svg.timeline .lane line{stroke:#888;stroke-dasharray:4 3}
 svg.timeline .lane text{font-weight:bold;text-anchor:middle}
 svg.timeline .arrow line{stroke:#246;stroke-width:1.2}
-svg.timeline .arrow text{fill:#246}
+svg.timeline .arrow text{fill:#246;text-anchor:middle}
 svg.timeline .mark line{stroke:#444;stroke-width:1.5}
 svg.timeline .mark rect{fill:#444}
 svg.timeline .band rect{fill:url(#sp-hatch);stroke:#a60;stroke-width:1}
@@ -163,7 +163,7 @@ class _Picture:
                 head += f": {item.label}"
         elif item.kind == "mark" and item.count > 1:
             head = f"{head} \u00d7{item.count}"
-        parts = [f"{item.kind}{' on ' + where if where else ''}: {head}", self.when(item)]
+        parts = [f"{where}: {head}" if where else head, self.when(item)]
         if item.detail:
             parts.append(item.detail)
         return "\n".join(parts)
@@ -223,7 +223,8 @@ class _Picture:
             d = f"M{_n(x1)},{_n(y)}h24v8h-22"
             return (
                 f'<path d="{d}" fill="none" stroke="#246" marker-end="url(#{ARROWHEAD})"/>'
-                f'<text x="{_n(x1 + 28)}" y="{_n(y + 6)}">{_t(_short(item.label, 28))}</text>'
+                f'<text x="{_n(x1 + 28)}" y="{_n(y + 6)}" text-anchor="start">'
+                f"{_t(_short(item.label, 28))}</text>"
             )
         x2 = self.x(item.to)
         pad = 3.0 if x2 > x1 else -3.0
@@ -231,7 +232,7 @@ class _Picture:
         return (
             f'<line x1="{_n(x1)}" y1="{_n(y)}" x2="{_n(x2 - pad)}" y2="{_n(y)}" '
             f'marker-end="url(#{ARROWHEAD})"/>'
-            f'<text x="{_n(mid)}" y="{_n(y - 3)}" text-anchor="middle">'
+            f'<text x="{_n(mid)}" y="{_n(y - 3)}">'
             f"{_t(_short(item.label, 26))}</text>"
         )
 
