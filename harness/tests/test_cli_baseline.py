@@ -205,3 +205,28 @@ def test_baseline_write_refuses_what_is_not_a_saved_run(tmp_path: Path) -> None:
     assert default.returncode == 2 and "reports/results.json: no such file" in default.stderr
     for run in (missing, bad, other, stopped, default):
         assert "Traceback" not in run.stderr
+
+
+def test_known_failures_beside_a_target_error_still_exit_as_a_target_error(
+    tmp_path: Path,
+) -> None:
+    """Exit 3 means no MUST was judged broken; a known failure is not a new one."""
+    from harness.cli import _only_target_errors
+
+    def results(*verdicts: dict[str, str]) -> Path:
+        path = tmp_path / "results.json"
+        report = {
+            "summary": {"target_errors": 1, "must_failures": len(verdicts)},
+            "scenarios": [
+                {"id": "gateway/a", "outcome": "failed", "verdicts": list(verdicts)},
+                {"id": "gateway/b", "outcome": "failed", "target_error": True},
+            ],
+        }
+        path.write_text(json.dumps(report), encoding="utf-8")
+        return path
+
+    known = {"requirement": "GW-AUTH", "outcome": "fail", "baseline": "ticket 1"}
+    new = {"requirement": "GW-DISPOSE", "outcome": "fail"}
+    assert _only_target_errors(results()) is True
+    assert _only_target_errors(results(known)) is True
+    assert _only_target_errors(results(known, new)) is False
