@@ -1,13 +1,16 @@
 """``streamproof``: run scenarios, validate them, list requirements, print the schema, run a
-fault proxy in front of a user's own stack (``streamproof proxy``), serve one of the fakes
-on its own from a scenario (``streamproof serve a2a|model``), and draw a saved run's report
-again (``streamproof report``).
+fault proxy in front of a user's own stack (``streamproof proxy``), serve one of the fakes on
+its own from a scenario (``streamproof serve a2a|model``), write a baseline of known failures
+from a saved run (``streamproof baseline write``), and draw a saved run's report again
+(``streamproof report``).
 
-Exit codes: 0 every enforced requirement holds (``proxy``: it ran its ``--for``); 1 one failed;
-2 bad input (a malformed scenario, target, plan or results file, an unknown option, nothing to
-run, a ``proxy`` or ``serve`` that cannot listen where it is told, a scenario of the wrong kind
-for ``serve``, an unknown scenario for ``report --show``); 3 the target could not be started or
-reached; 128 + the signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+Exit codes: 0 every enforced requirement holds, or with ``--baseline`` every enforced failure
+is a known one (``proxy``: it ran its ``--for``); 1 one failed (with ``--baseline``: one not
+in the baseline); 2 bad input (a malformed scenario, target, plan or baseline file, a missing
+or unreadable results.json for ``baseline write`` or ``report``, an unknown scenario for
+``report --show``, an unknown option, nothing to run, a ``proxy`` or ``serve`` that cannot
+listen where it is told, a scenario of the wrong kind for ``serve``); 3 the target could not
+be started or reached; 128 + the signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 """
 
 from __future__ import annotations
@@ -81,6 +84,12 @@ def _parser() -> argparse.ArgumentParser:
         help="keep the newest N run folders in DIR/runs (default 20; 0 keeps all)",
     )
     run.add_argument("--strict", action="store_true", help="SHOULD failures fail too")
+    run.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="known failures (YAML, see streamproof baseline write): they fail their checks "
+        "but not the run; only new failures do",
+    )
     run.add_argument(
         "--engine",
         choices=ENGINES,
@@ -208,6 +217,23 @@ def _parser() -> argparse.ArgumentParser:
         help="the tool service's port on 127.0.0.1 (default 0: any free port)",
     )
 
+    baseline = sub.add_parser("baseline", help="write a baseline of known failures")
+    baseline_sub = baseline.add_subparsers(dest="baseline_command", required=True, metavar="write")
+    write = baseline_sub.add_parser(
+        "write",
+        help="a baseline holding every failure of a saved run",
+        description="Write a baseline (for run --baseline) with one entry per failed "
+        "requirement or expectation of a saved run.",
+    )
+    write.add_argument(
+        "results",
+        nargs="?",
+        default="reports/results.json",
+        metavar="RESULTS.json",
+        help="the run's results.json (default reports/results.json)",
+    )
+    write.add_argument("-o", "--output", metavar="FILE", help="where to write (default: stdout)")
+
     report = sub.add_parser(
         "report",
         help="draw a saved run's report.html again, or print one scenario of it",
@@ -257,6 +283,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
         print(engines_table())
         return EXIT_OK
+    if args.command == "baseline":
+        return _baseline_write(args.results, args.output)
     if args.command == "list":
         return _list(as_json=args.json, markdown=args.markdown)
     if args.command == "report":
@@ -299,17 +327,27 @@ def _rerun_command(args: argparse.Namespace) -> list[str]:
         command.append("--strict")
     if args.engine:
         command += ["--engine", args.engine]
+    if args.baseline:
+        command += ["--baseline", args.baseline]
     return command
 
 
 def _only_target_errors(results: Path) -> bool:
     """The run failed only because the target could not be started or reached: no MUST was
-    judged broken, and at least one scenario hit a target error."""
+    judged broken (but known failures of a baseline), and at least one scenario hit a target
+    error."""
     try:
-        summary = json.loads(results.read_text(encoding="utf-8"))["summary"]
-    except (OSError, ValueError, KeyError, TypeError):
+        report = json.loads(results.read_text(encoding="utf-8"))
+        summary = report["summary"]
+        known = sum(
+            1
+            for s in report["scenarios"]
+            for v in s.get("verdicts", [])
+            if "baseline" in v and v["outcome"] == "fail" and v.get("kind") != "expectation"
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
-    return bool(summary.get("target_errors")) and not summary.get("must_failures")
+    return bool(summary.get("target_errors")) and not (summary.get("must_failures", 0) - known)
 
 
 def _print_counts(results: Path, rerun: Sequence[str] = ()) -> None:
@@ -406,6 +444,13 @@ def _run(args: argparse.Namespace) -> int:
             open_engine(args.engine)
         except EngineUnavailable as exc:
             return _bad_input(report_dir, f"--engine {args.engine}: {exc}", args)
+    if args.baseline is not None:
+        from harness.report.baseline import BaselineError, load_baseline
+
+        try:
+            load_baseline(args.baseline)
+        except BaselineError as exc:
+            return _bad_input(report_dir, f"--baseline {args.baseline}:\n{exc}", args)
     if args.bug is not None:
         from harness.suites import known_bugs
 
@@ -451,6 +496,8 @@ def _run(args: argparse.Namespace) -> int:
         pytest_args.append(f"--streamproof-engine={args.engine}")
     if args.full_observations:
         pytest_args.append("--streamproof-full-observations")
+    if args.baseline:
+        pytest_args.append(f"--streamproof-baseline={args.baseline}")
     if args.k:
         pytest_args += ["-k", args.k]
     if args.exitfirst:
@@ -598,6 +645,72 @@ def _report(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     print(f"streamproof: report in {written}")
     return EXIT_OK
+
+
+def _baseline_write(results: str, output: str | None) -> int:
+    """``streamproof baseline write``: a baseline of every failure of a saved run."""
+    from harness.report.baseline import baseline_text, failures_of_report
+
+    where = f"streamproof baseline write: {results}"
+    try:
+        report = json.loads(Path(results).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        print(
+            f"{where}: no such file (run streamproof run first, or name a results.json)",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"{where}: cannot read it: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ValueError as exc:
+        print(f"{where}: not JSON ({exc})", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    problem = _not_a_run(report)
+    if problem is not None:
+        print(f"{where}: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        entries = failures_of_report(report)
+    except (KeyError, TypeError, ValueError) as exc:
+        print(f"{where}: a verdict it cannot read ({exc})", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    header = [
+        "streamproof baseline: known failures; `streamproof run --baseline FILE` fails only on",
+        "failures not listed here. Remove an entry once its failure is fixed (the run says",
+        "which). Edit each reason to say why the failure is accepted.",
+        f"Written by `streamproof baseline write` from {results}",
+        f"(run of {report.get('started_at')}, target {report.get('target_file') or 'bundled'}"
+        + (f", bug {report['bug']}" if report.get("bug") else "")
+        + (", --strict" if report.get("strict") else "")
+        + (", interrupted" if report["summary"].get("interrupted") else "")
+        + f"): {len(entries)} failure(s).",
+    ]
+    text = baseline_text(entries, header=header)
+    if output is None:
+        sys.stdout.write(text)
+        return EXIT_OK
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"streamproof baseline write: cannot write {output}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"streamproof: {len(entries)} known failure(s) written to {output}")
+    return EXIT_OK
+
+
+def _not_a_run(report: object) -> str | None:
+    """Why ``report`` is not the results.json of a run that ran scenarios (None when it is)."""
+    if not isinstance(report, dict) or report.get("tool") != "streamproof":
+        return "not a streamproof results.json"
+    summary, scenarios = report.get("summary"), report.get("scenarios")
+    if not isinstance(summary, dict) or not isinstance(scenarios, list):
+        return "not a streamproof results.json (no summary or scenarios)"
+    if summary.get("error"):
+        return f"that run did not run any scenario: {summary['error']}"
+    if not any(isinstance(s, dict) and "verdicts" in s for s in scenarios):
+        return "that run judged no scenario (all skipped or errored): nothing to record"
+    return None
 
 
 def _mutants(args: argparse.Namespace) -> int:

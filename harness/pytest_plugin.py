@@ -24,10 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from _pytest._code.code import ReprFileLocation, TerminalRepr
 
 from harness.faults.engine_names import ENGINES
 
 if TYPE_CHECKING:
+    from _pytest._io import TerminalWriter
+
     from harness.session import HarnessSession
     from harness.suites.loading import LoadedScenario, ScenarioIds
 
@@ -81,6 +84,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="fail scenarios on SHOULD requirements too",
     )
     group.addoption(
+        "--streamproof-baseline",
+        metavar="FILE",
+        default=None,
+        help="a YAML file of known failures (known_failures: [{scenario, requirement, "
+        "reason}]): those fail their checks but not the run (reported as xfail)",
+    )
+    group.addoption(
         "--streamproof-full-observations",
         action="store_true",
         default=False,
@@ -112,6 +122,14 @@ def pytest_configure(config: pytest.Config) -> None:
             open_engine(engine)
         except EngineUnavailable as exc:
             raise pytest.UsageError(f"--streamproof-engine {engine}: {exc}") from None
+    baseline = config.getoption("--streamproof-baseline", None)
+    if baseline:
+        from harness.report.baseline import BaselineError, load_baseline
+
+        try:
+            load_baseline(baseline)
+        except BaselineError as exc:
+            raise pytest.UsageError(f"--streamproof-baseline {baseline}:\n{exc}") from None
     bug = config.getoption("--streamproof-bug", None)
     if bug:
         from harness.suites import known_bugs  # only when a mutant is asked for
@@ -256,11 +274,26 @@ def _progress(config: pytest.Config) -> Iterator[_ProgressText | None]:
 
 
 class ScenarioFailed(Exception):
-    """The target broke at least one requirement the run must enforce."""
+    """The target broke at least one requirement the run must enforce. ``report``'s first line
+    is ``<REQ-ID> <LEVEL>: <reason>`` for the first broken rule."""
 
     def __init__(self, report: str) -> None:
         super().__init__(report)
         self.report = report
+
+
+class _FailureRepr(TerminalRepr):
+    """A scenario's failure for pytest's reports: the whole text in the failures section and
+    JUnit's ``<failure>`` body, and its first line as the "crash" message that JUnit's
+    ``message=`` attribute and the short test summary (``FAILED id - ...``) show."""
+
+    def __init__(self, text: str, path: Path, line: int) -> None:
+        self.text = text
+        self.reprcrash = ReprFileLocation(str(path), line, text.split("\n", 1)[0])
+
+    def toterminal(self, tw: TerminalWriter) -> None:
+        for line in self.text.splitlines():
+            tw.line(line)
 
 
 class ScenarioItem(pytest.Item):
@@ -285,7 +318,7 @@ class ScenarioItem(pytest.Item):
         from harness.targets.errors import TargetConfigError, TargetError
 
         if isinstance(excinfo.value, ScenarioFailed):
-            return excinfo.value.report
+            return _FailureRepr(excinfo.value.report, self.path, self.loaded.line)
         if isinstance(excinfo.value, TargetError | TargetConfigError | TimeoutError):
             return f"{type(excinfo.value).__name__}: {excinfo.value}"
         return super().repr_failure(excinfo)
@@ -322,6 +355,22 @@ def pytest_terminal_summary(
 ) -> None:
     _hint_uncollected(terminalreporter, exitstatus, config)
     _skipped_summary(terminalreporter, config)
+    _baseline_summary(terminalreporter, config)
+
+
+def _baseline_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """With a baseline: its known failures, the entries now fixed (to remove) and those whose
+    scenario did not run."""
+    holder = config.stash.get(_SESSION_KEY, None)
+    if holder is None or holder.baseline is None:
+        return
+    from harness.report.baseline import baseline_summary
+    from harness.report.console import render_baseline
+
+    summary = baseline_summary(holder.baseline, holder.records, strict=holder.strict)
+    terminalreporter.write_sep("=", "streamproof: baseline")
+    for line in render_baseline(holder.records, summary):
+        terminalreporter.write_line(line)
 
 
 def _skipped_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

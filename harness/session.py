@@ -22,6 +22,7 @@ from harness.capabilities import ScenarioSkipped
 from harness.durations import DEFAULT_TIME_SCALE
 from harness.interrupts import Interrupts
 from harness.loop import BackgroundLoop
+from harness.report.baseline import Baseline, headline, load_baseline
 from harness.report.html import write_html
 from harness.report.results import results_report, write_results
 from harness.suites import suite
@@ -62,6 +63,9 @@ class HarnessSession:
         self.strict: bool = config.getoption("--streamproof-strict")
         self.engine: str | None = config.getoption("--streamproof-engine")
         self.full_observations: bool = config.getoption("--streamproof-full-observations")
+        baseline = config.getoption("--streamproof-baseline")
+        # Already validated when pytest was configured (a bad file is a usage error there).
+        self.baseline: Baseline | None = load_baseline(baseline) if baseline else None
         report_dir = config.getoption("--streamproof-report-dir")
         # As with the CLI, the report lands in reports/ by default (under pytest's rootdir).
         self.report_dir = Path(report_dir) if report_dir else config.rootpath / "reports"
@@ -165,6 +169,10 @@ class HarnessSession:
             item.user_properties.append((verdict.requirement, verdict.outcome.value))
         enforced = [v for v in result.verdicts if self._enforced(v)]
         record["outcome"] = "failed" if enforced else "passed"
+        known = self._known(scenario.id, enforced)
+        new = [v for v in enforced if v.requirement not in known]
+        if enforced and not new:
+            record["known_failure"] = True  # fails its checks, not the run
         self.observations[index] = result.observation
         # A failure or an unmet SHOULD keeps all its evidence: the whole observation and each
         # verdict's expected and observed. Of a scenario where everything held, the suite's
@@ -172,10 +180,12 @@ class HarnessSession:
         unmet = any(v.outcome in (Outcome.FAIL, Outcome.NON_STRICT) for v in result.verdicts)
         full = self.full_observations or bool(enforced) or unmet
         evidence = None if full else {"expected", "observed"}
-        record["verdicts"] = [
-            v.model_dump(mode="json", exclude_defaults=True, exclude=evidence)
-            for v in result.verdicts
-        ]
+        record["verdicts"] = []
+        for v in result.verdicts:
+            entry = v.model_dump(mode="json", exclude_defaults=True, exclude=evidence)
+            if self._enforced(v) and v.requirement in known:
+                entry["baseline"] = known[v.requirement]  # a known failure: the entry's reason
+            record["verdicts"].append(entry)
         record["observation_detail"] = "full" if full else "summary"
         record["observation"] = (
             result.observation.model_dump(mode="json")
@@ -184,7 +194,29 @@ class HarnessSession:
         )
         if not enforced:
             return None
-        return suite(scenario.kind).render_failure(scenario.id, result, enforced)
+        if not new:
+            # Every enforced failure is a known one: an expected failure for pytest (JUnit
+            # shows it as <skipped type="pytest.xfail">), which does not fail the session.
+            first = next(v for v in enforced if v.requirement in known)
+            more = f" (and {len(enforced) - 1} more)" if len(enforced) > 1 else ""
+            pytest.xfail(f"known failure (baseline): {headline(first)}{more}")
+        # The first line names the first new broken rule (a CI test tab shows it); the suite's
+        # rendering follows.
+        lines = [headline(new[0])]
+        if known:
+            lines.append("known failure(s) (baseline): " + ", ".join(sorted(known)))
+        lines.append(suite(scenario.kind).render_failure(scenario.id, result, enforced))
+        return "\n".join(lines)
+
+    def _known(self, scenario_id: str, enforced: list[Verdict]) -> dict[str, str]:
+        """Of ``enforced``, the requirements the baseline names for this scenario, with the
+        reason it gives."""
+        if self.baseline is None:
+            return {}
+        reasons = {
+            v.requirement: self.baseline.reason(scenario_id, v.requirement) for v in enforced
+        }
+        return {requirement: why for requirement, why in reasons.items() if why is not None}
 
     def _enforced(self, verdict: Verdict) -> bool:
         return verdict.outcome is Outcome.FAIL or (
@@ -221,6 +253,7 @@ class HarnessSession:
             time_scale=self.time_scale,
             strict=self.strict,
             engine=self.engine,
+            baseline=self.baseline,
             started_at=self.started_at,
             duration_s=time.monotonic() - self._t0,
             exitstatus=exitstatus,

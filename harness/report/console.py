@@ -8,7 +8,7 @@ from typing import Any
 
 from harness.verdicts import Kind, Outcome
 
-__all__ = ["render_counts", "render_skipped", "render_summary"]
+__all__ = ["render_baseline", "render_counts", "render_skipped", "render_summary"]
 
 
 def render_counts(counts: dict[str, dict[str, int]]) -> str:
@@ -37,7 +37,7 @@ def render_summary(report: Mapping[str, Any], rerun: Sequence[str] = ()) -> list
         lines.append(f"SHOULD unmet ({len(unmet)}; they fail the run only with --strict):")
         lines += unmet
     lines += render_skipped(scenarios)
-    failed = [s for s in scenarios if s.get("outcome") == "failed"]
+    failed = [s for s in scenarios if s.get("outcome") == "failed" and not s.get("known_failure")]
     if failed and rerun:
         lines.append("rerun a failed scenario alone:")
         for s in failed:
@@ -55,4 +55,33 @@ def render_skipped(scenarios: Sequence[Mapping[str, Any]]) -> list[str]:
     for reason, ids in skipped.items():
         lines.append(f"skipped ({len(ids)}): {reason}")
         lines += [f"  {i}" for i in ids]
+    return lines
+
+
+def render_baseline(
+    scenarios: Sequence[Mapping[str, Any]], summary: Mapping[str, Any]
+) -> list[str]:
+    """What became of the baseline (``summary`` is the report's ``summary.baseline``): every
+    known failure with the entry's reason, every entry now fixed (to remove), every entry whose
+    scenario did not run, and a count."""
+    lines = [
+        f"known failure (baseline): {s['id']} {v['requirement']} {v.get('level', '')}: "
+        f"{v['baseline']}"
+        for s in scenarios
+        for v in s.get("verdicts", [])
+        if "baseline" in v
+    ]
+    lines += [
+        f"fixed, remove from the baseline: {e['scenario']} {e['requirement']}"
+        for e in summary.get("fixed", [])
+    ]
+    lines += [
+        f"not run, kept in the baseline: {e['scenario']} {e['requirement']}"
+        for e in summary.get("not_run", [])
+    ]
+    lines.append(
+        f"baseline {summary.get('file')}: {summary.get('known', 0)} known failure(s), "
+        f"{summary.get('new_failures', 0)} new, {len(summary.get('fixed', []))} fixed, "
+        f"{len(summary.get('not_run', []))} not run"
+    )
     return lines

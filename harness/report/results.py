@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.report.baseline import Baseline, baseline_summary
 from harness.report.provenance import provenance
 from harness.suites import REGISTRY
 from harness.verdicts import Kind, Outcome
@@ -46,10 +47,14 @@ def results_report(
     command_line: Sequence[str] | None = None,
     pytest_args: Sequence[str] | None = None,
     engine: str | None = None,
+    baseline: Baseline | None = None,
 ) -> dict[str, Any]:
     """The report of one run from its per-scenario records. ``targets``: per scenario kind, the
     target its environment ran (``Environment.target_info``); ``command_line`` (default
-    ``sys.argv``) and ``pytest_args`` go into the report's ``environment``."""
+    ``sys.argv``) and ``pytest_args`` go into the report's ``environment``. With a
+    ``baseline``, a scenario whose enforced failures are all known (``known_failure`` in its
+    record) does not make the run fail, and the summary gets ``baseline``
+    (:func:`harness.report.baseline.baseline_summary`)."""
     outcomes = [r.get("outcome", "failed") for r in records]
     per_requirement: dict[str, dict[str, Any]] = {}
     for record in records:
@@ -68,6 +73,24 @@ def results_report(
         if v["outcome"] == Outcome.FAIL.value and v.get("kind") != Kind.EXPECTATION.value
     )
     counts = verdict_counts(records)
+    # A scenario whose enforced failures are all in the baseline fails its checks (it counts
+    # in ``failed``) but not the run.
+    gate_failed = any(
+        r.get("outcome", "failed") == "failed" and not r.get("known_failure") for r in records
+    )
+    summary: dict[str, Any] = {
+        "scenarios": len(records),
+        "passed": outcomes.count("passed"),
+        "failed": outcomes.count("failed"),
+        "skipped": outcomes.count("skipped"),
+        "must_failures": must_failures,
+        "target_errors": sum(1 for r in records if r.get("target_error")),
+        "ok": not gate_failed and int(exitstatus) != 2,
+        "interrupted": int(exitstatus) == 2,
+        "verdicts": counts,
+    }
+    if baseline is not None:
+        summary["baseline"] = baseline_summary(baseline, records, strict=strict)
     return {
         "tool": "streamproof",
         "report_version": REPORT_VERSION,
@@ -78,17 +101,7 @@ def results_report(
         "started_at": started_at.isoformat(),
         "duration_s": round(duration_s, 3),
         "pytest_exit_status": int(exitstatus),
-        "summary": {
-            "scenarios": len(records),
-            "passed": outcomes.count("passed"),
-            "failed": outcomes.count("failed"),
-            "skipped": outcomes.count("skipped"),
-            "must_failures": must_failures,
-            "target_errors": sum(1 for r in records if r.get("target_error")),
-            "ok": "failed" not in outcomes and int(exitstatus) != 2,
-            "interrupted": int(exitstatus) == 2,
-            "verdicts": counts,
-        },
+        "summary": summary,
         "environment": provenance(
             targets=targets or {},
             time_scale=time_scale,

@@ -187,7 +187,9 @@ def test_a_target_that_lists_its_bugs_takes_only_those(
     unreadable = tmp_path / "broken.yaml"
     unreadable.write_text("kind: [")
     assert set(BUGS) <= set(known_bugs(unreadable))
-    assert main(["run", str(SCENARIOS), "--target", str(own), "--bug", "gap-loss"]) == 2
+    reports = str(tmp_path / "reports")
+    argv = ["run", str(SCENARIOS), "--target", str(own), "--bug", "gap-loss"]
+    assert main([*argv, "--report-dir", reports]) == 2
     assert "--bug gap-loss: unknown; choose one of no-watchdog, my-own-bug" in (
         capsys.readouterr().err
     )
@@ -196,7 +198,8 @@ def test_a_target_that_lists_its_bugs_takes_only_those(
 def test_run_rejects_bad_target_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "t.yaml"
     target.write_text("kind: gateway\ncommand: [x]\nurl: http://127.0.0.1:1\n")
-    assert main(["run", str(SCENARIOS), "--target", str(target)]) == 2
+    reports = str(tmp_path / "reports")
+    assert main(["run", str(SCENARIOS), "--target", str(target), "--report-dir", reports]) == 2
     assert "exactly one of 'command' or 'url'" in capsys.readouterr().err
 
 
