@@ -83,8 +83,10 @@ def cell_state(verdicts: Sequence[Mapping[str, Any]]) -> str:
 
 def _verdict_state(verdict: Mapping[str, Any]) -> str:
     outcome = verdict.get("outcome")
+    if verdict.get("baseline") and outcome in (Outcome.FAIL.value, Outcome.NON_STRICT.value):
+        return "known"  # a baseline entry names it (an unmet SHOULD only under --strict)
     if outcome == Outcome.FAIL.value:
-        return "known" if verdict.get("baseline") else "fail"
+        return "fail"
     return {
         Outcome.NON_STRICT.value: "unmet",
         Outcome.PASS.value: "pass",
@@ -149,8 +151,9 @@ def _page(report: Mapping[str, Any]) -> dict[str, Any]:
     summary = report.get("summary") or {}
     env = report.get("environment") or {}
     scenarios = [_scenario(report, r) for r in records]
-    order = {"failed": 0, "passed": 1, "skipped": 2}
-    sections = sorted(scenarios, key=lambda s: order[s["outcome"]])
+    # new failures first, then the failures a baseline knows, then the rest
+    order = {"failed": 0, "passed": 2, "skipped": 3}
+    sections = sorted(scenarios, key=lambda s: 1 if s["known"] else order[s["outcome"]])
     return {
         "generator": GENERATOR,
         "css": Markup(SVG_CSS),
@@ -159,7 +162,8 @@ def _page(report: Mapping[str, Any]) -> dict[str, Any]:
         "matrix": _matrix(records),
         "states": STATES,
         "scenarios": sections,
-        "failed": [s for s in scenarios if s["outcome"] == "failed"],
+        "failed": [s for s in scenarios if s["outcome"] == "failed" and not s["known"]],
+        "known": [s for s in scenarios if s["known"]],
     }
 
 
@@ -233,11 +237,12 @@ def _matrix(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             return (0, registry_order.get(rid, len(registry_order)), rid)
         return (1, 0, rid)
 
-    columns = [
+    columns: list[dict[str, Any]] = [
         {
             "id": str(r.get("id", "?")),
             "anchor": anchor(str(r.get("id", "?"))),
             "outcome": _outcome(r),
+            "known": bool(r.get("known_failure")),
         }
         for r in records
     ]
@@ -308,6 +313,7 @@ def _scenario(report: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str,
         "kind": record.get("kind"),
         "target": record.get("target"),
         "outcome": _outcome(record),
+        "known": bool(record.get("known_failure")),
         "error": record.get("error"),
         "duration_s": record.get("duration_s"),
         "timeline": _timeline(record),

@@ -128,7 +128,8 @@ def _report(**summary: Any) -> dict[str, Any]:
             "line": 3,
             "kind": "gateway",
             "requirements": ["GW-SSE-RESPONSE"],
-            "outcome": "passed",
+            "outcome": "failed",
+            "known_failure": True,  # its only enforced failure is in the baseline
             "verdicts": [_v("GW-SSE-RESPONSE", Outcome.PASS), known],
             "observation_detail": "summary",
             "observation": {"frame_sequence": "delta\u00d73 message done", "frames": 5},
@@ -202,7 +203,7 @@ def _report(**summary: Any) -> dict[str, Any]:
 
 def _matrix(page: Node) -> tuple[list[str], dict[str, dict[str, Node]]]:
     (table,) = page.find_all("table", "matrix")
-    columns = [th.all_text().removeprefix("\u2717 ") for th in table.find_all("th", "scn")]
+    columns = [th.all_text().split(" ")[-1] for th in table.find_all("th", "scn")]
     rows: dict[str, dict[str, Node]] = {}
     for tr in table.find_all("tr"):
         head = [th for th in tr.children if th.tag == "th" and "req" in th.classes]
@@ -388,5 +389,24 @@ def test_a_baseline_summary_names_its_file_known_new_and_fixed_failures() -> Non
     page = parse(render_html(_report(baseline=baseline)))
     text = " ".join(page.find_all("header")[0].all_text().split())
     assert "ci/baseline.yaml: 1 known failure(s), 1 new; fixed since: GW-AUTH in gateway/x" in text
+    baseline["not_run"] = [{"scenario": "gateway/y", "requirement": "GW-DISPOSE", "reason": "r"}]
+    page = parse(render_html(_report(baseline=baseline)))
+    text = " ".join(page.find_all("header")[0].all_text().split())
+    assert "; not run: GW-DISPOSE in gateway/y" in text
     without = parse(render_html(_report())).find_all("header")[0].all_text()
-    assert "baseline" not in without
+    assert "ci/baseline.yaml" not in without and "fixed since" not in without
+
+
+def test_a_scenario_whose_failures_are_all_known_is_flagged_known_not_failed() -> None:
+    page = parse(render_html(_report()))
+    (header,) = page.find_all("header")
+    text = " ".join(header.all_text().split())
+    assert "Failed: gateway/model-error Known failures (baseline): gateway/plain" in text
+    order = [s.attrs["id"] for s in page.find_all("section", "scenario")]
+    assert order[:2] == ["scn-gateway--model-error", "scn-gateway--plain"]
+    plain = page.find_all("section", "known")
+    assert [s.attrs["id"] for s in plain] == ["scn-gateway--plain"]
+    assert "known failure" in plain[0].all_text() and "tracked in BUG-7" in plain[0].all_text()
+    (column,) = [th for th in page.find_all("th", "known")]
+    assert column.all_text() == "\u2691 gateway/plain"
+    assert cell_state([{"outcome": "non-strict", "baseline": "x"}]) == "known"  # --strict
