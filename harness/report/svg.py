@@ -33,6 +33,9 @@ MIN_PLOT_H = 240.0
 MAX_PLOT_H = 720.0
 PX_PER_ITEM = 9.0
 MAX_TICKS = 10
+CHAR_W = 6.0
+"""About the width of a character of the 11 px labels."""
+LINE_H = 11.0
 _STEPS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600)
 
 ARROWHEAD = "sp-arrowhead"
@@ -46,7 +49,7 @@ svg.timeline .axis text{fill:#666;text-anchor:end}
 svg.timeline .lane line{stroke:#888;stroke-dasharray:4 3}
 svg.timeline .lane text{font-weight:bold;text-anchor:middle}
 svg.timeline .arrow line{stroke:#246;stroke-width:1.2}
-svg.timeline .arrow text{fill:#246;text-anchor:middle}
+svg.timeline .arrow text{fill:#246}
 svg.timeline .mark line{stroke:#444;stroke-width:1.5}
 svg.timeline .mark rect{fill:#444}
 svg.timeline .band rect{fill:url(#sp-hatch);stroke:#a60;stroke-width:1}
@@ -120,6 +123,8 @@ class _Picture:
         self.plot_h = min(MAX_PLOT_H, max(MIN_PLOT_H, PX_PER_ITEM * n))
         self.width = LEFT + LANE_W * max(len(lanes), 1) + RIGHT
         self.height = TOP + self.plot_h + BOTTOM + (14.0 if timeline.dropped else 0.0)
+        self.placed: list[tuple[float, float, float]] = []
+        """Labels drawn so far: left, right, baseline."""
 
     @property
     def items(self) -> tuple[TimelineItem, ...]:
@@ -178,6 +183,11 @@ class _Picture:
             self.axis(),
         ]
         out += [self.lane(lane) for lane in self.lanes]
+        # Result boxes stay at their times: the labels around them make room.
+        for item in self.items:
+            if item.kind == "result":
+                x, w = self.x(item.lane), _result_width(_short(item.label or "result", 22))
+                self.placed.append((x - w / 2, x + w / 2, self.y(item.t) + 4))
         out += [self.item(item) for item in self.items]
         if self.tl.dropped:
             out.append(
@@ -212,6 +222,29 @@ class _Picture:
             f'y2="{_n(TOP + self.plot_h)}"/></g>'
         )
 
+    def text(self, x: float, y: float, text: str, anchor: str = "start") -> str:
+        """A label at ``(x, y)``, or as far below as it takes not to overlap one already
+        drawn (items close in time stack their labels instead of printing over each other);
+        the shapes stay at their times, and the hover title has the exact one."""
+        width = CHAR_W * len(text)
+        x0 = {"start": x, "middle": x - width / 2, "end": x - width}[anchor]
+        x1 = x0 + width
+        for _ in range(len(self.placed) + 1):
+            clash = next(
+                (
+                    py
+                    for px0, px1, py in self.placed
+                    if px0 < x1 and x0 < px1 and abs(py - y) < LINE_H
+                ),
+                None,
+            )
+            if clash is None:
+                break
+            y = clash + LINE_H
+        self.placed.append((x0, x1, y))
+        attr = "" if anchor == "start" else f' text-anchor="{anchor}"'
+        return f'<text x="{_n(x)}" y="{_n(y)}"{attr}>{_t(text)}</text>'
+
     def item(self, item: TimelineItem) -> str:
         body = getattr(self, f"_{item.kind}")(item)
         return f'<g class="item {item.kind}"><title>{_t(self.title(item))}</title>{body}</g>'
@@ -223,8 +256,7 @@ class _Picture:
             d = f"M{_n(x1)},{_n(y)}h24v8h-22"
             return (
                 f'<path d="{d}" fill="none" stroke="#246" marker-end="url(#{ARROWHEAD})"/>'
-                f'<text x="{_n(x1 + 28)}" y="{_n(y + 6)}" text-anchor="start">'
-                f"{_t(_short(item.label, 28))}</text>"
+                + self.text(x1 + 28, y + 6, _short(item.label, 28), "start")
             )
         x2 = self.x(item.to)
         pad = 3.0 if x2 > x1 else -3.0
@@ -232,8 +264,7 @@ class _Picture:
         return (
             f'<line x1="{_n(x1)}" y1="{_n(y)}" x2="{_n(x2 - pad)}" y2="{_n(y)}" '
             f'marker-end="url(#{ARROWHEAD})"/>'
-            f'<text x="{_n(mid)}" y="{_n(y - 3)}">'
-            f"{_t(_short(item.label, 26))}</text>"
+            + self.text(mid, y - 3, _short(item.label, 26), "middle")
         )
 
     def _mark(self, item: TimelineItem) -> str:
@@ -242,23 +273,16 @@ class _Picture:
             y2 = max(self.y_end(item), y + 2.0)
             return (
                 f'<rect x="{_n(x - 4)}" y="{_n(y)}" width="8" height="{_n(y2 - y)}"/>'
-                f'<text x="{_n(x + 8)}" y="{_n((y + y2) / 2 + 4)}">'
-                f"{_t(_short(item.label, 18))} \u00d7{item.count}</text>"
+                + self.text(x + 8, (y + y2) / 2 + 4, f"{_short(item.label, 18)} \u00d7{item.count}")
             )
-        label = (
-            f'<text x="{_n(x + 9)}" y="{_n(y + 4)}">{_t(_short(item.label, 18))}</text>'
-            if item.label
-            else ""
-        )
+        label = self.text(x + 9, y + 4, _short(item.label, 18)) if item.label else ""
         return f'<line x1="{_n(x - 6)}" y1="{_n(y)}" x2="{_n(x + 6)}" y2="{_n(y)}"/>{label}'
 
     def _band(self, item: TimelineItem) -> str:
         x, y = self.x(item.lane), self.y(item.t)
         y2 = max(self.y_end(item), y + 2.0)
-        return (
-            f'<rect x="{_n(x - 9)}" y="{_n(y)}" width="18" height="{_n(y2 - y)}"/>'
-            f'<text x="{_n(x + 13)}" y="{_n(y + 11)}">{_t(_short(item.label or "stall", 22))}'
-            "</text>"
+        return f'<rect x="{_n(x - 9)}" y="{_n(y)}" width="18" height="{_n(y2 - y)}"/>' + self.text(
+            x + 13, y + 11, _short(item.label or "stall", 22)
         )
 
     def _cut(self, item: TimelineItem) -> str:
@@ -267,24 +291,20 @@ class _Picture:
             f"M{_n(x - 7)},{_n(y - 7)}L{_n(x + 7)},{_n(y + 7)}"
             f"M{_n(x - 7)},{_n(y + 7)}L{_n(x + 7)},{_n(y - 7)}"
         )
-        return (
-            f'<path d="{d}"/><text x="{_n(x + 10)}" y="{_n(y + 4)}">'
-            f"{_t(_short(item.label or 'cut', 18))}</text>"
-        )
+        return f'<path d="{d}"/>' + self.text(x + 10, y + 4, _short(item.label or "cut", 18))
 
     def _window(self, item: TimelineItem) -> str:
         x, y = self.x(item.lane) - 16.0, self.y(item.t)
         y2 = max(self.y_end(item), y + 2.0)
         d = f"M{_n(x + 5)},{_n(y)}H{_n(x)}V{_n(y2)}H{_n(x + 5)}"
-        return (
-            f'<path d="{d}"/><text x="{_n(x - 3)}" y="{_n((y + y2) / 2 + 4)}" '
-            f'text-anchor="end">{_t(_short(item.label or "window", 22))}</text>'
+        return f'<path d="{d}"/>' + self.text(
+            x - 3, (y + y2) / 2 + 4, _short(item.label or "window", 22), "end"
         )
 
     def _result(self, item: TimelineItem) -> str:
         x, y = self.x(item.lane), self.y(item.t)
         label = _short(item.label or "result", 22)
-        w = max(40.0, 6.0 * len(label) + 10.0)
+        w = _result_width(label)
         return (
             f'<rect x="{_n(x - w / 2)}" y="{_n(y - 8)}" width="{_n(w)}" height="16" rx="2"/>'
             f'<text x="{_n(x)}" y="{_n(y + 4)}">{_t(label)}</text>'
@@ -293,10 +313,11 @@ class _Picture:
     def _failure(self, item: TimelineItem) -> str:
         x, y = self.x(item.lane), self.y(item.t)
         d = f"M{_n(x)},{_n(y - 7)}L{_n(x + 7)},{_n(y)}L{_n(x)},{_n(y + 7)}L{_n(x - 7)},{_n(y)}z"
-        return (
-            f'<path d="{d}"/><text x="{_n(x + 10)}" y="{_n(y + 4)}">'
-            f"{_t(item.requirement or '?')}</text>"
-        )
+        return f'<path d="{d}"/>' + self.text(x + 10, y + 4, item.requirement or "?")
+
+
+def _result_width(label: str) -> float:
+    return max(40.0, CHAR_W * len(label) + 10.0)
 
 
 def _n(value: float) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import xml.etree.ElementTree as ET
 
@@ -239,3 +240,18 @@ def test_an_empty_timeline_is_a_small_valid_picture() -> None:
 )
 def test_ticks_are_round_and_at_most_ten(end: float, step: float) -> None:
     assert tick_step(end) == step and end / step <= 10
+
+
+def test_labels_of_items_at_the_same_moment_stack_instead_of_overlapping() -> None:
+    marks = [TimelineItem(kind="mark", t=1.0, lane="gateway", label=f"f{i}") for i in range(4)]
+    items = (*marks, TimelineItem(kind="result", t=1.0, lane="gateway", label="clean"))
+    svg = _parse(Timeline(lanes=LANES, items=items, horizon_s=10.0))
+    drawn = _items(svg, "mark")
+    ticks = {float(m.find(f"{NS}line").get("y1", "nan")) for m in drawn}  # type: ignore[union-attr]
+    assert len(ticks) == 1  # every tick at its time
+    ys = sorted(float(m.find(f"{NS}text").get("y", "nan")) for m in drawn)  # type: ignore[union-attr]
+    assert all(b - a >= 11 for a, b in itertools.pairwise(ys)), ys
+    (result,) = _items(svg, "result")
+    box_y = float(result.find(f"{NS}text").get("y", "nan"))  # type: ignore[union-attr]
+    assert box_y == ticks.pop() + 4  # the result stays at its time; the labels moved
+    assert all(abs(y - box_y) >= 11 for y in ys)
