@@ -43,7 +43,7 @@ HATCH = "sp-hatch"
 
 SVG_CSS = """\
 svg.timeline{font:11px sans-serif;background:#fff}
-svg.timeline text{fill:#222}
+svg.timeline text{fill:#222;paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}
 svg.timeline .axis line{stroke:#ddd}
 svg.timeline .axis text{fill:#666;text-anchor:end}
 svg.timeline .lane line{stroke:#888;stroke-dasharray:4 3}
