@@ -186,6 +186,8 @@ def test_run_from_an_empty_folder_runs_the_bundled_gateway_suite(
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-3000:]
     report = json.loads((empty / "reports" / "results.json").read_text())
     assert report["summary"]["ok"] is True
+    # the installed package found report.html's template (package data)
+    assert '<header class="verdict ok">' in (empty / "reports" / "report.html").read_text()
     ids = [s["id"] for s in report["scenarios"]]
     from harness.suites.loading import load_scenarios
 
