@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from harness.tests.browser import open_in_browser
+from harness.tests.browser import chromium, open_in_browser
 from harness.tests.conftest import require_module
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -42,6 +42,10 @@ def html_id(scenario_id: str) -> str:
 
 
 def _run(scenario: Path, report_dir: Path) -> None:
+    """`streamproof run SCENARIO --report-dir DIR`, once the browser is known to be there (a
+    machine without it skips before spending the run)."""
+    chromium()
+    require_module("playwright.sync_api")
     command = [sys.executable, "-m", "harness.cli", "run", str(scenario)]
     run = subprocess.run(
         [*command, "--report-dir", str(report_dir), "-q"],
