@@ -85,6 +85,17 @@ def check_report_in_browser(
     results: dict[str, Any] = json.loads((report_dir / "results.json").read_text("utf-8"))
     requirements = list(results["requirements"])
     scenarios: list[dict[str, Any]] = results["scenarios"]
+    # The matrix's rows: every requirement, then each scenario expectation (expect.frames...)
+    # judged anywhere; one cell per row and scenario.
+    expectations = sorted(
+        {
+            str(v["requirement"])
+            for s in scenarios
+            for v in s.get("verdicts") or []
+            if v.get("kind", "requirement") != "requirement"
+        }
+    )
+    rows = requirements + expectations
     ran = [s["id"] for s in scenarios if "timeline" in s]
     assert {s["id"] for s in scenarios if s.get("outcome") == "passed"} <= set(ran), (
         "a passing scenario ran, so results.json must hold its timeline"
@@ -95,10 +106,15 @@ def check_report_in_browser(
         assert page.count("header.verdict") == 1
         assert page.count(f"header.verdict.{ok}") == 1, f"the header must say {ok}"
         cells = page.count("table.matrix td.cell")
-        assert cells == len(requirements) * len(scenarios), (
-            f"{cells} matrix cells for {len(requirements)} requirements x "
-            f"{len(scenarios)} scenarios"
+        assert cells == len(rows) * len(scenarios), (
+            f"{cells} matrix cells for {len(requirements)} requirements + {len(expectations)} "
+            f"scenario expectations, x {len(scenarios)} scenarios"
         )
+        per_row = page.evaluate(
+            "[...document.querySelectorAll('table.matrix tr')]"
+            ".map(tr => tr.querySelectorAll('td.cell').length).filter(n => n > 0)"
+        )
+        assert per_row == [len(scenarios)] * len(rows), f"cells per matrix row: {per_row}"
         states = sum(page.count(f"table.matrix td.cell.{state}") for state in CELL_STATES)
         assert states == cells, "each cell has exactly one state of " + "|".join(CELL_STATES)
         assert page.count("table.matrix td.cell.pass") >= 1
@@ -168,17 +184,28 @@ def test_a_gateway_fault_report_renders_in_chromium(
 
 def _hand_made(report_dir: Path, *, extra: str = "", cells: int | None = None) -> Path:
     """A report.html and results.json, made by hand with issue 13's selectors: two
-    requirements x one scenario, its timeline with lanes, a stall band and a cut."""
+    requirements and one expectation x one scenario, its timeline with lanes, a stall band and
+    a cut. ``cells`` makes that many matrix rows instead of three."""
     report_dir.mkdir(parents=True)
     results = {
         "summary": {"ok": True},
         "requirements": {"A2A-C-RECOVERY": {}, "A2A-C-GAP": {}},
-        "scenarios": [{"id": PROXY_TIMEOUT_ID, "outcome": "passed", "timeline": {}}],
+        "scenarios": [
+            {
+                "id": PROXY_TIMEOUT_ID,
+                "outcome": "passed",
+                "timeline": {},
+                "verdicts": [
+                    {"requirement": "A2A-C-RECOVERY", "outcome": "pass"},
+                    {"requirement": "expect.result", "kind": "expectation", "outcome": "pass"},
+                ],
+            }
+        ],
     }
     (report_dir / "results.json").write_text(json.dumps(results), "utf-8")
     anchor = f"#{html_id(PROXY_TIMEOUT_ID)}"
     row = f'<td class="cell pass"><a href="{anchor}">✓</a></td>'
-    rows = "".join(f"<tr><th>r{i}</th>{row}</tr>" for i in range(2 if cells is None else cells))
+    rows = "".join(f"<tr><th>r{i}</th>{row}</tr>" for i in range(3 if cells is None else cells))
     (report_dir / "report.html").write_text(
         '<!doctype html><html><head><meta charset="utf-8"><title>streamproof</title></head>'
         '<body><header class="verdict ok"><h1>ok</h1></header>'
@@ -218,15 +245,28 @@ def test_the_check_passes_a_sound_hand_made_report_and_saves_its_screenshots(
         ('<script>console.error("the matrix script broke")</script>', None, "console error"),
         ('<img src="http://127.0.0.1:9/logo.png" alt="logo">', None, "network use"),
         ('<script src="https://127.0.0.1:9/chart.js"></script>', None, "network use"),
-        ("", 1, "1 matrix cells for 2 requirements"),
+        ("", 2, "2 matrix cells for 2 requirements \\+ 1 scenario expectations"),
         (
             '<a href="#scn-nowhere">x</a><table class="matrix"><tr><td class="cell fail">'
             '<a href="#scn-nowhere">✗</a></td></tr></table>',
-            1,
+            2,
             "matrix links to no element",
         ),
+        (
+            '<table class="matrix"><tr><td class="cell pass">✓</td><td class="cell pass">✓</td>'
+            "</tr></table>",
+            1,
+            "cells per matrix row",
+        ),
     ],
-    ids=["console-error", "network-image", "network-script", "missing-cell", "dangling-link"],
+    ids=[
+        "console-error",
+        "network-image",
+        "network-script",
+        "missing-cell",
+        "dangling-link",
+        "ragged-row",
+    ],
 )
 def test_the_check_fails_a_broken_hand_made_report(
     tmp_path: Path, extra: str, cells: int | None, says: str
