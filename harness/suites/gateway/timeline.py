@@ -81,7 +81,7 @@ def timeline(observation: GatewayObservation, verdicts: Sequence[Verdict]) -> Ti
             lane="gateway",
             to="tools",
             label=c.tool,
-            detail=f"{c.tool} answered {c.status}",
+            detail=f"answered {c.status}",
         )
         for c in obs.tool_calls
     ]
@@ -108,7 +108,7 @@ def _frame_marks(obs: GatewayObservation) -> list[TimelineItem]:
             t=f.t,
             lane="browser",
             label=f.event,
-            detail=f"id:{f.id or '-'} {_clip(f.data, 48)}",
+            detail=f"id:{f.id or '-'} {_clip(f.data, 40)}",
         )
         for f in obs.frames
     ]
@@ -120,8 +120,9 @@ def _model_items(calls: Sequence[ModelCall]) -> list[TimelineItem]:
     caller go, its answer (model -> gateway)."""
     items: list[TimelineItem] = []
     for call in calls:
-        who = f" by {call.agent}" if call.agent else ""
-        retry = f", a retry of #{call.retry_of}" if call.retry_of is not None else ""
+        what = [] if call.streaming else ["unary"]
+        what += [f"by {call.agent}"] if call.agent else []
+        what += [f"a retry of #{call.retry_of}"] if call.retry_of is not None else []
         items.append(
             TimelineItem(
                 kind="arrow",
@@ -129,7 +130,7 @@ def _model_items(calls: Sequence[ModelCall]) -> list[TimelineItem]:
                 lane="gateway",
                 to="model",
                 label=f"model call #{call.index}",
-                detail=f"{'streaming' if call.streaming else 'unary'}{who}{retry}",
+                detail=", ".join(what),
             )
         )
         if call.t_end is None:
@@ -150,8 +151,8 @@ def _model_items(calls: Sequence[ModelCall]) -> list[TimelineItem]:
                 lane="model",
                 to="gateway",
                 label=answer,
-                detail=f"#{call.index}: {call.chunks_sent} chunk(s)"
-                + (f", {_clip(call.text_sent, 48)}" if call.text_sent else ""),
+                detail=f"{call.chunks_sent} chunk(s)"
+                + (f": {_clip(call.text_sent, 40)}" if call.text_sent else ""),
             )
         )
     return items
