@@ -269,3 +269,24 @@ def test_the_seed_proxy_timeout_scenario_recorded_in_scenario_time(tmp_path: Pat
     assert not _kinds(tl, "failure")
     text = "\n".join(tl.lines())
     assert "band    a2a link: stall until" in text and "result  client: completed" in text
+
+
+def test_a_missing_cancel_fails_at_the_deadline() -> None:
+    story = Story(deadline=20, idle=8)
+    story.created(0.1)
+    frames = [task_frame(0.1)]
+    for t in (1.1, 5.1, 9.1, 13.1, 17.1):
+        story.state(t, "working", "still at it")
+        frames.append(status(t, "working", "still at it"))
+    story.card(0.0)
+    story.message(0.1, frames, ended="client_closed", link_end=(20.05, "fin", "client"))
+    story.run(result("timeout", {}, incomplete=True), t_result=20.1)
+    obs = story.build()
+    verdicts = check_a2a_client(obs)
+    cancel = assert_fails(verdicts, "A2A-C-CANCEL", "no tasks/cancel was sent")
+    assert cancel.at == 20.0  # the deadline, counted from the first request (the card at 0 s)
+    tl = timeline(obs, verdicts)
+    (failure,) = [i for i in _kinds(tl, "failure") if i.requirement == "A2A-C-CANCEL"]
+    assert failure.t == 20.0
+    # the client got status updates every 4 s until the deadline: no quiet window to draw
+    assert [i.label for i in _kinds(tl, "window")] == ["deadline 20s"]
