@@ -13,6 +13,7 @@ from harness.suites.a2a_client.checks import check_a2a_client
 from harness.suites.a2a_client.checks.calls import no_resend_verdicts
 from harness.suites.a2a_client.observation import A2AClientObservation
 from harness.suites.a2a_client.suite import timeline
+from harness.tests.conftest import require_module
 from harness.timeline import MAX_ITEMS, Timeline, TimelineItem
 from harness.verdicts import Level, Outcome, Verdict
 
@@ -226,6 +227,7 @@ def test_a_long_run_is_capped() -> None:
 def test_the_seed_proxy_timeout_scenario_recorded_in_scenario_time(tmp_path: Path) -> None:
     """The bundled seed scenario, run by ``streamproof run``: its recorded timeline tells the
     seed's story on the scenario's clock."""
+    require_module("a2a")  # the reference client is built on a2a-sdk
     scenario = ROOT / "scenarios" / "a2a_client" / "summary_survives_proxy_timeout.yaml"
     run = subprocess.run(
         [
