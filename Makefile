@@ -3,13 +3,15 @@
 #   make test   the harness's own tests, ruff and mypy
 .PHONY: run test lint type bench clean tools
 
-.venv/.installed: pyproject.toml setup.py scripts/bootstrap scripts/build-toxiproxy
+.venv/.installed: pyproject.toml setup.py scripts/bootstrap scripts/build-toxiproxy scripts/install-chromium
 	scripts/bootstrap
 
 # toxiproxy-server for the toxiproxy engine: rebuilt only when missing or not the pinned version
-# (a machine without Go gets a message and the engine stays unavailable).
+# (a machine without Go gets a message and the engine stays unavailable); Debian's chromium for
+# the report's browser test, installed only when missing (silent when there).
 tools:
 	@scripts/build-toxiproxy
+	@scripts/install-chromium
 
 run: .venv/.installed tools
 	.venv/bin/streamproof run $(ARGS)

@@ -57,8 +57,11 @@ def judge(
     *,
     expected: Any = None,
     observed: Any = None,
+    at: float | None = None,
 ) -> Verdict:
-    """A verdict for requirement ``id``: pass, or fail / non-strict depending on its level."""
+    """A verdict for requirement ``id``: pass, or fail / non-strict depending on its level.
+    ``at`` (real seconds since the scenario's epoch) is kept only on a verdict that is not a
+    pass: when the broken rule showed."""
     req = requirement(id)
     if ok:
         outcome = Outcome.PASS
@@ -71,6 +74,7 @@ def judge(
         message=message,
         expected=expected,
         observed=observed,
+        at=None if ok else at,
     )
 
 
@@ -86,10 +90,12 @@ def from_violations(
     ok: str,
     expected: Any = None,
     observed: Any = None,
+    at: float | None = None,
 ) -> Verdict:
     """One verdict: PASS with ``ok``, or FAIL / NON-STRICT listing the first violations.
 
-    A failing message starts with the requirement id, then what was seen, then the rule.
+    A failing message starts with the requirement id, then what was seen, then the rule;
+    ``at`` says when the first violation showed (see :func:`judge`).
     """
     if not violations:
         return judge(requirement_id, True, ok, expected=expected, observed=observed)
@@ -103,6 +109,7 @@ def from_violations(
         f"{requirement_id}: {listed}. Rule: {rule}",
         expected=expected,
         observed=observed,
+        at=at,
     )
 
 
@@ -121,6 +128,7 @@ def expectation(
     *,
     expected: Any = None,
     observed: Any = None,
+    at: float | None = None,
 ) -> Verdict:
     """A verdict on one of the scenario's own expectations (``expect.frames``, ...).
 
@@ -135,6 +143,7 @@ def expectation(
         expected=expected,
         observed=observed,
         kind=Kind.EXPECTATION,
+        at=None if ok else at,
     )
 
 

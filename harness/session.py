@@ -192,6 +192,12 @@ class HarnessSession:
             if full
             else suite(scenario.kind).summarize_observation(result.observation)
         )
+        # The scenario's story in time, for the report's picture (passed or failed alike).
+        record["timeline"] = (
+            suite(scenario.kind)
+            .timeline(result.observation, list(result.verdicts))
+            .model_dump(mode="json", exclude_defaults=True)
+        )
         if not enforced:
             return None
         if not new:

@@ -12,6 +12,7 @@ from harness.suites.a2a_client.scenario import A2AClientScenario
 from harness.suites.a2a_client.target import DEFAULT_CLIENT_TARGET as DEFAULT_TARGET
 from harness.suites.a2a_client.target import ClientTarget
 from harness.suites.a2a_client.target import load_client_target as load_target
+from harness.suites.a2a_client.timeline import timeline
 from harness.texts import compress
 from harness.verdicts import Verdict
 
@@ -30,6 +31,7 @@ __all__ = [
     "load_target",
     "render_failure",
     "summarize_observation",
+    "timeline",
 ]
 
 KIND = "a2a-client"

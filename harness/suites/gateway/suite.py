@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from harness.suites.gateway.reference.mutants import BUGS, INTENDED
 from harness.suites.gateway.scenario import GatewayScenario
 from harness.suites.gateway.target import DEFAULT_TARGET, GatewayTarget, load_target
+from harness.suites.gateway.timeline import timeline
 from harness.texts import compress
 from harness.verdicts import Verdict
 
@@ -27,6 +28,7 @@ __all__ = [
     "load_target",
     "render_failure",
     "summarize_observation",
+    "timeline",
 ]
 
 KIND = "gateway"

@@ -117,6 +117,7 @@ def artifacts_complete_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     between a snapshot and its resubscribe are :func:`gap_verdicts`'."""
     rid = "A2A-C-ARTIFACTS-COMPLETE"
     problems: list[str] = []
+    reported: list[float] = []  # when each result with a problem was read
     notes: list[str] = []
     judged = 0
     for turn in _turns(obs):
@@ -132,6 +133,7 @@ def artifacts_complete_verdicts(obs: A2AClientObservation) -> list[Verdict]:
         if result.incomplete:
             notes.append(f"{_label(turn.run)} says incomplete")
             continue
+        found = len(problems)
         for aid in _artifact_ids(turn):
             view = _ArtifactView(turn, aid)
             got = result.artifact(aid)
@@ -158,6 +160,8 @@ def artifacts_complete_verdicts(obs: A2AClientObservation) -> list[Verdict]:
                 f"has {_shorten(view.server_text or '')!r}) and the result does not say "
                 "incomplete"
             )
+        if len(problems) > found and turn.run.t_result is not None:
+            reported.append(turn.run.t_result)
     if not judged:
         why = "; ".join(notes) or "no result claimed success with streamed artifacts"
         return [_not_judged(rid, why)]
@@ -171,6 +175,7 @@ def artifacts_complete_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             rule="return the server's artifacts (rebuilt from the snapshot after a gap) or mark "
             "the result incomplete; never a truncated artifact as complete",
             ok=ok,
+            at=min(reported, default=None),
         )
     ]
 

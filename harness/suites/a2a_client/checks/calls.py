@@ -70,6 +70,7 @@ def no_resend_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     sees a new request and starts a second task." One logical call sends its message once."""
     rid = "A2A-C-NO-RESEND"
     problems: list[str] = []
+    resent: list[float] = []  # when each call sent its message the second time
     turns = _turns(obs)
     if not any(turn.messages() for turn in turns):
         return [_not_judged(rid, "the client sent no message")]
@@ -78,6 +79,7 @@ def no_resend_verdicts(obs: A2AClientObservation) -> list[Verdict]:
         if len(sent) > 1:
             at = ", ".join(f"{_method(e)} at {_secs(obs, e.t - turn.first)}" for e in sent)
             problems.append(f"{_label(turn.run)} sent its message {len(sent)} times ({at})")
+            resent.append(sent[1].t)
     created = len(obs.ledger.tasks)
     return [
         from_violations(
@@ -87,6 +89,7 @@ def no_resend_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             "never sends the message again",
             ok=f"one message per call; {created} task(s) created",
             observed=created,
+            at=min(resent, default=None),
         )
     ]
 
@@ -178,6 +181,7 @@ def cancel_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     recipe's ``call`` then rethrows the timeout: the result is a timeout."""
     rid = "A2A-C-CANCEL"
     problems: list[str] = []
+    missed: list[float] = []  # when each missing cancel was due
     judged = 0
     for turn in _turns(obs):
         run = turn.run
@@ -207,6 +211,7 @@ def cancel_verdicts(obs: A2AClientObservation) -> list[Verdict]:
                     f"task was still {state_at(obs, turn.task, ended_at)!r}, without sending "
                     "tasks/cancel"
                 )
+                missed.append(ended_at)
             continue
         judged += 1
         in_time = [e for e in cancels if e.t <= deadline_at + slack(obs)]
@@ -217,12 +222,15 @@ def cancel_verdicts(obs: A2AClientObservation) -> list[Verdict]:
                 f"the deadline ({_secs(obs, obs.deadline_s)}) and no tasks/cancel was sent by "
                 f"then{late}"
             )
+            missed.append(deadline_at)
         status = _status(run)
         if run.result is not None and status not in ("timeout", "canceled"):
             problems.append(
                 f"{_label(run)}: the deadline passed, and the result says {status!r} instead of "
                 "a timeout"
             )
+            if run.t_result is not None:
+                missed.append(run.t_result)
     if not judged:
         return [_not_judged(rid, "no task outlived the deadline or the call")]
     return [
@@ -231,5 +239,6 @@ def cancel_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             problems,
             rule="on deadline, send tasks/cancel for the task and report a timeout",
             ok="the task was cancelled on the deadline and the result says timeout",
+            at=min(missed, default=None),
         )
     ]

@@ -16,10 +16,15 @@ from harness.verdicts import Verdict
 
 
 def _expectation(
-    name: str, problems: Sequence[str], ok: str, expected: Any, observed: Any
+    name: str,
+    problems: Sequence[str],
+    ok: str,
+    expected: Any,
+    observed: Any,
+    at: float | None = None,
 ) -> Verdict:
     return expectation(
-        name, not problems, "; ".join(problems) or ok, expected=expected, observed=observed
+        name, not problems, "; ".join(problems) or ok, expected=expected, observed=observed, at=at
     )
 
 
@@ -67,9 +72,16 @@ def a2a_expectation_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     if expect.tasks_created is not None:
         created = len(obs.ledger.tasks)
         bad = [] if created == expect.tasks_created else [f"the server created {created} task(s)"]
+        # One too many shows when it is created; too few, at the end of the run.
+        extra = sorted(t.t for t in obs.ledger.tasks)[expect.tasks_created :]
         out.append(
             _expectation(
-                "expect.tasks_created", bad, f"{created} task(s)", expect.tasks_created, created
+                "expect.tasks_created",
+                bad,
+                f"{created} task(s)",
+                expect.tasks_created,
+                created,
+                at=extra[0] if extra else None,
             )
         )
     for turn in _turns(obs):
@@ -84,6 +96,7 @@ def a2a_expectation_verdicts(obs: A2AClientObservation) -> list[Verdict]:
                 f"{_label(turn.run)}: {_status(turn.run)}",
                 wanted_result.model_dump(exclude_defaults=True),
                 _status(turn.run),
+                at=turn.run.t_result,
             )
         )
     return out

@@ -123,6 +123,7 @@ def recovery_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     rid = "A2A-C-RECOVERY"
     limit = obs.idle_s + slack(obs)
     problems: list[str] = []
+    overdue: list[float] = []  # when each missing recovery was due (quiet since + limit)
     drops = 0
     for turn in _turns(obs):
         for e in turn.rpc:
@@ -144,6 +145,7 @@ def recovery_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             later = [m for m in moves if m >= silent - _EPSILON]
             if later and min(later) - silent <= limit:
                 continue
+            overdue.append(min(silent + limit, turn.end))
             how = e.cut_by_link or "stopped"
             since = f"{_secs(obs, silent - turn.first)} after the first request"
             if later:
@@ -166,5 +168,6 @@ def recovery_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             problems,
             rule=f"a stream that goes quiet or fails is recovered (tasks/get) within the {idle}",
             ok=f"{drops} dropped stream(s), each recovered within the {idle}",
+            at=min(overdue, default=None),
         )
     ]

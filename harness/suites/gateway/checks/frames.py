@@ -248,8 +248,11 @@ def frame_id_counter_verdicts(obs: GatewayObservation) -> list[Verdict]:
         if isinstance(e.get("id"), str) and e["id"]
     }
     problems: list[str] = []
+    first_bad: Frame | None = None
     previous: Frame | None = None
-    for frame in obs.frames:
+    for i, frame in enumerate(obs.frames):
+        if problems and first_bad is None:
+            first_bad = obs.frames[i - 1]  # the frame the first problem was found on
         if not frame.id_line:
             inherited = f" (the browser keeps the previous id {frame.id!r})" if frame.id else ""
             problems.append(f"{label(frame)} has no id: line of its own{inherited}")
@@ -277,6 +280,8 @@ def frame_id_counter_verdicts(obs: GatewayObservation) -> list[Verdict]:
                     "the tool_call of the same event may share an id"
                 )
         previous = frame
+    if problems and first_bad is None:
+        first_bad = obs.frames[-1]
     return [
         from_violations(
             "GW-FRAME-ID-COUNTER",
@@ -289,6 +294,7 @@ def frame_id_counter_verdicts(obs: GatewayObservation) -> list[Verdict]:
             expected="id: 1, 2, 3, ... (strictly increasing; a message and its tool_call may "
             "share one)",
             observed=" ".join(f.id or "-" for f in obs.frames) or "(no frames)",
+            at=first_bad.t if first_bad is not None else None,
         )
     ]
 
@@ -303,10 +309,13 @@ def frame_id_fresh_verdicts(obs: GatewayObservation) -> list[Verdict]:
         if frame.id:
             sharing.setdefault(frame.id, []).append(frame)
     problems: list[str] = []
+    first_bad: Frame | None = None
     previous: int | None = None
     for frame in obs.frames:
+        found = len(problems)
         if not frame.id:
             problems.append(f"{label(frame)} carries no id")
+            first_bad = first_bad or frame
             continue
         group = sharing[frame.id]
         number = _int_id(frame)
@@ -321,6 +330,8 @@ def frame_id_fresh_verdicts(obs: GatewayObservation) -> list[Verdict]:
                 problems.append(f"{label(frame)} is not above the previous id {previous}")
         if number is not None:
             previous = number
+        if len(problems) > found and first_bad is None:
+            first_bad = frame
     return [
         from_violations(
             "GW-FRAME-ID-FRESH",
@@ -328,6 +339,7 @@ def frame_id_fresh_verdicts(obs: GatewayObservation) -> list[Verdict]:
             rule="each frame should get a fresh id, so ids strictly increase along the stream",
             ok="every frame has a fresh, strictly increasing id",
             observed=" ".join(f.id or "-" for f in obs.frames) or "(no frames)",
+            at=first_bad.t if first_bad is not None else None,
         )
     ]
 
@@ -350,6 +362,7 @@ def stream_terminal_verdicts(obs: GatewayObservation) -> list[Verdict]:
     if response.end == "client-closed":
         return [left_early(obs, "GW-STREAM-TERMINAL")]
     problems: list[str] = []
+    at: float | None = None  # when it showed: a frame after done, else the end of the wait
     if response.end == "timeout":
         problems.append(
             f"the stream was still open after {obs.stream_wait()}: the gateway never ended it"
@@ -369,6 +382,7 @@ def stream_terminal_verdicts(obs: GatewayObservation) -> list[Verdict]:
             after = [f for f in frames if f.index > done.index]
             if after:
                 problems.append(f"{label(after[0])} follows {label(done)}")
+                at = after[0].t
         draft = replay(frames)[-1].draft
         if draft is not None:
             problems.append(f"a draft from {draft.author!r} is left on screen: {short(draft.text)}")
@@ -381,6 +395,7 @@ def stream_terminal_verdicts(obs: GatewayObservation) -> list[Verdict]:
             ok=f"the stream ended with {last_event(obs)}",
             expected="... done  (or ... error)",
             observed=f"{sequence(frames)}; end {response.end}",
+            at=at if at is not None else response.elapsed,
         )
     ]
 
@@ -404,8 +419,9 @@ def _error_coded_tool_steps(obs: GatewayObservation) -> bool:
     )
 
 
-def _tool_result_problems(obs: GatewayObservation) -> list[str]:
-    problems: list[str] = []
+def _tool_result_problems(obs: GatewayObservation) -> list[tuple[float, str]]:
+    """Each problem with the time of the frame it was found on."""
+    problems: list[tuple[float, str]] = []
     pending = 0
     unbounded = False  # an error frame may stand for an error-coded function-call aggregate
     error_coded = _error_coded_tool_steps(obs)
@@ -424,17 +440,20 @@ def _tool_result_problems(obs: GatewayObservation) -> list[str]:
                 continue
             if answered > pending:
                 what = "no tool_call" if pending == 0 else f"only {pending} unanswered call(s)"
-                problems.append(f"{label(frame)} answers {answered} call(s) but {what} came first")
+                problems.append(
+                    (frame.t, f"{label(frame)} answers {answered} call(s) but {what} came first")
+                )
                 pending = 0
             else:
                 pending -= answered
     return problems
 
 
-def _text_order_problems(frames: Sequence[Frame]) -> list[str]:
+def _text_order_problems(frames: Sequence[Frame]) -> list[tuple[float, str]]:
     """A ``message`` sent before the deltas that spell it: the aggregate must close the
-    streamed text ("append deltas to a draft, then replace the draft with the message")."""
-    problems: list[str] = []
+    streamed text ("append deltas to a draft, then replace the draft with the message");
+    each with the time of that message."""
+    problems: list[tuple[float, str]] = []
     for i, frame in enumerate(frames):
         d = payload_dict(frame) if frame.event == "message" else None
         if d is None or not isinstance(d.get("text"), str) or not squash(d["text"]):
@@ -455,7 +474,9 @@ def _text_order_problems(frames: Sequence[Frame]) -> list[str]:
                 break
             later += str(p.get("text", ""))
         if later and squash(later) == text:
-            problems.append(f"{label(frame)} comes before the deltas that spell its text")
+            problems.append(
+                (frame.t, f"{label(frame)} comes before the deltas that spell its text")
+            )
     return problems
 
 
@@ -476,7 +497,8 @@ def frame_sequence_verdicts(obs: GatewayObservation) -> list[Verdict]:
     streamed_text = "delta" in kinds and "message" in kinds
     if not (kinds & {"tool_call", "tool_result"}) and not streamed_text:
         return [not_applicable(rid, "not judged: no tool step and no streamed text in this stream")]
-    problems = _tool_result_problems(obs) + _text_order_problems(obs.frames)
+    found = _tool_result_problems(obs) + _text_order_problems(obs.frames)
+    problems = [text for _, text in found]
     return [
         from_violations(
             rid,
@@ -485,5 +507,6 @@ def frame_sequence_verdicts(obs: GatewayObservation) -> list[Verdict]:
             "deltas that spell it",
             ok=f"frame order {sequence(obs.frames)}",
             observed=sequence(obs.frames),
+            at=min((t for t, _ in found), default=None),
         )
     ]

@@ -211,6 +211,7 @@ def tool_leak_verdicts(obs: GatewayObservation) -> list[Verdict]:
     for _ in range(3):  # the payload JSON-encoded inside a string, up to three times over
         forms.append(json.dumps(forms[-1])[1:-1])
     problems: list[str] = []
+    leaked: list[float] = []  # when each leaking frame arrived
     for frame in obs.frames:
         where = [
             field
@@ -222,6 +223,7 @@ def tool_leak_verdicts(obs: GatewayObservation) -> list[Verdict]:
                 f"{label(frame)} carries the tool's secret {obs.marker!r} in its "
                 f"{' and '.join(where)}: {short(frame.data, 100)}"
             )
+            leaked.append(frame.t)
     return [
         from_violations(
             rid,
@@ -229,6 +231,7 @@ def tool_leak_verdicts(obs: GatewayObservation) -> list[Verdict]:
             rule="tool payloads never reach the browser: tool_result carries a count, and no "
             "frame carries data from a function response",
             ok=f"no frame carries the tool payload marker ({len(obs.frames)} frame(s) searched)",
+            at=leaked[0] if leaked else None,
         )
     ]
 
