@@ -192,12 +192,17 @@ class HarnessSession:
             if full
             else suite(scenario.kind).summarize_observation(result.observation)
         )
-        # The scenario's story in time, for the report's picture (passed or failed alike).
-        record["timeline"] = (
-            suite(scenario.kind)
-            .timeline(result.observation, list(result.verdicts))
-            .model_dump(mode="json", exclude_defaults=True)
-        )
+        # The scenario's story in time, for the report's picture (passed or failed alike). It is
+        # a drawing, not a verdict: should drawing ever fail, the verdicts stand and the report
+        # says why the picture is missing.
+        try:
+            record["timeline"] = (
+                suite(scenario.kind)
+                .timeline(result.observation, list(result.verdicts))
+                .model_dump(mode="json", exclude_defaults=True)
+            )
+        except Exception as exc:
+            record["timeline_error"] = f"{type(exc).__name__}: {exc}"
         if not enforced:
             return None
         if not new:

@@ -337,7 +337,9 @@ def _scenario(report: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str,
 def _timeline(record: Mapping[str, Any]) -> dict[str, Any]:
     raw = record.get("timeline")
     if raw is None:
-        return {"svg": None, "problem": None}
+        error = record.get("timeline_error")
+        problem = f"the timeline could not be drawn: {error}" if error else None
+        return {"svg": None, "problem": problem}
     try:
         timeline = Timeline.model_validate(raw)
     except ValidationError as exc:

@@ -11,6 +11,8 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
+
 from harness.tests.conftest import require_module
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -521,3 +523,25 @@ def test_streamproof_report_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> 
         assert run.stderr.count("\n") == 1 and message in run.stderr, run.stderr
         assert run.stderr.startswith("streamproof report: ") and "Traceback" not in run.stderr
     assert (tmp_path / "mine.html").read_text() == "<p>mine</p>"
+
+
+def test_a_timeline_that_fails_to_draw_leaves_the_verdicts_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The picture is not a verdict: a builder that raises costs the scenario its timeline,
+    never its outcome."""
+    require_module("google.adk")
+    from harness.cli import main
+    from harness.suites.gateway import suite as gateway_suite
+
+    def broken(observation: object, verdicts: object) -> object:
+        raise KeyError("model")
+
+    monkeypatch.setattr(gateway_suite, "timeline", broken)
+    scenario = str(ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml")
+    assert main(["run", scenario, "--report-dir", str(tmp_path)]) == 0
+    (record,) = json.loads((tmp_path / "results.json").read_text())["scenarios"]
+    assert record["outcome"] == "passed" and "timeline" not in record
+    assert record["timeline_error"] == "KeyError: 'model'"
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "the timeline could not be drawn: KeyError: &#39;model&#39;" in page

@@ -368,6 +368,19 @@ def test_an_unreadable_timeline_is_said_not_raised() -> None:
     assert "the recorded timeline is unreadable" in section.all_text()
 
 
+def test_a_timeline_that_could_not_be_drawn_says_why() -> None:
+    report = _report()
+    record = next(r for r in report["scenarios"] if r["id"] == "gateway/plain")
+    record.pop("timeline", None)
+    record["timeline_error"] = "KeyError: 'model'"
+    section = next(
+        s
+        for s in parse(render_html(report)).find_all("section")
+        if s.attrs.get("id") == "scn-gateway--plain"
+    )
+    assert "the timeline could not be drawn: KeyError: 'model'" in section.all_text()
+
+
 def test_cell_state_is_the_worst_verdict_and_anchor_replaces_slashes() -> None:
     assert cell_state([{"outcome": "pass"}, {"outcome": "fail"}]) == "fail"
     assert cell_state([{"outcome": "fail", "baseline": "x"}, {"outcome": "pass"}]) == "known"
