@@ -86,8 +86,8 @@ class Timeline(_Record):
     time_scale: float = 1.0
     """Real seconds per scenario second."""
     horizon_s: float | None = None
-    """The scenario's horizon in scenario seconds (the picture is at least this wide when it is
-    known)."""
+    """The scenario's horizon in scenario seconds (the axis of a picture with nothing drawn;
+    otherwise the axis ends just after the last item)."""
     dropped: int = 0
     """Items left out to keep the timeline small (see :data:`MAX_ITEMS`)."""
 

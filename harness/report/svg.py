@@ -29,9 +29,11 @@ TOP = 44.0
 BOTTOM = 24.0
 RIGHT = 150.0
 """Room for labels right of the last lane (and for failures that belong to no lane)."""
-MIN_PLOT_H = 240.0
-MAX_PLOT_H = 720.0
-PX_PER_ITEM = 9.0
+MIN_PLOT_H = 400.0
+MAX_PLOT_H = 960.0
+PX_PER_ITEM = 12.0
+MARGIN = 0.05
+"""The axis runs this fraction past the last thing that happened."""
 MAX_TICKS = 10
 CHAR_W = 6.0
 """About the width of a character of the 11 px labels."""
@@ -116,9 +118,11 @@ class _Picture:
         self.x_of = {lane.id: LEFT + LANE_W * (i + 0.5) for i, lane in enumerate(lanes)}
         ends = [timeline.scenario_time(i.t_end if i.t_end is not None else i.t) for i in self.items]
         ends += [timeline.scenario_time(i.t) for i in self.items]
-        self.end_s = max([timeline.horizon_s or 0.0, *ends, 0.0])
-        if self.end_s <= 0:
-            self.end_s = 1.0
+        # The axis ends just after the last thing that happened (a deadline or stall window
+        # reaching the horizon takes it there): a scenario allowed 30 s that was over in 12 s
+        # gets the whole height for its 12 s. With nothing drawn, the horizon sets it.
+        last = max([*ends, 0.0])
+        self.end_s = last * (1 + MARGIN) if last > 0 else (timeline.horizon_s or 1.0)
         n = len(timeline.items)
         self.plot_h = min(MAX_PLOT_H, max(MIN_PLOT_H, PX_PER_ITEM * n))
         self.width = LEFT + LANE_W * max(len(lanes), 1) + RIGHT
