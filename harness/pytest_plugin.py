@@ -285,7 +285,12 @@ class ScenarioFailed(Exception):
 class _FailureRepr(TerminalRepr):
     """A scenario's failure for pytest's reports: the whole text in the failures section and
     JUnit's ``<failure>`` body, and its first line as the "crash" message that JUnit's
-    ``message=`` attribute and the short test summary (``FAILED id - ...``) show."""
+    ``message=`` attribute and the short test summary (``FAILED id - ...``) show.
+
+    pytest has no public type for a failure representation with a crash line; these two from
+    ``_pytest._code.code`` are what its own reports are made of (stable since pytest 3). The
+    JUnit tests of harness/tests/test_cli_baseline.py read ``message=`` back, so a pytest that
+    changes them shows up there."""
 
     def __init__(self, text: str, path: Path, line: int) -> None:
         self.text = text
