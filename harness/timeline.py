@@ -29,11 +29,22 @@ failure     a requirement that went wrong at ``t`` (``requirement``, ``level``; 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["MAX_ITEMS", "ItemKind", "Lane", "Timeline", "TimelineItem"]
+from harness.verdicts import Outcome, Verdict
+
+__all__ = [
+    "MAX_ITEMS",
+    "ItemKind",
+    "Lane",
+    "Timeline",
+    "TimelineItem",
+    "clip",
+    "failure_items",
+]
 
 ItemKind = Literal["arrow", "mark", "band", "cut", "window", "result", "failure"]
 
@@ -144,3 +155,33 @@ class Timeline(_Record):
         if self.dropped:
             out.append(f"  ({self.dropped} more items left out)")
         return out
+
+
+def clip(text: str, limit: int = 60) -> str:
+    """``text`` on one line, at most ``limit`` characters (``...`` where it was cut)."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def failure_items(verdicts: Sequence[Verdict], *, end: float, lane: str) -> list[TimelineItem]:
+    """One ``failure`` item per failed or unmet verdict, on ``lane`` (the system under test), at
+    the verdict's ``at`` or else at ``end`` (the last moment the observation knows of),
+    labelled with the first line of its message without the requirement id and the rule it
+    quotes."""
+    items: list[TimelineItem] = []
+    for verdict in verdicts:
+        if verdict.outcome not in (Outcome.FAIL, Outcome.NON_STRICT):
+            continue
+        message = verdict.message.removeprefix(f"{verdict.requirement}: ")
+        first = (message.splitlines() or [""])[0].split(". Rule: ")[0]
+        items.append(
+            TimelineItem(
+                kind="failure",
+                t=verdict.at if verdict.at is not None else end,
+                lane=lane,
+                label=clip(first, 90),
+                requirement=verdict.requirement,
+                level=verdict.level.value,
+            )
+        )
+    return items

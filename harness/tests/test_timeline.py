@@ -47,3 +47,29 @@ def test_lines_print_scenario_time_first_and_real_time_beside_it() -> None:
         "   40.00s (  4.000s real)  band    A2A link: stall until the end",
         "   78.00s (  7.800s real)  failure -: [A2A-C-RESULT MUST]",
     ]
+
+
+def test_failure_items_land_at_their_moment_or_the_end_with_a_short_label() -> None:
+    from harness.timeline import failure_items
+    from harness.verdicts import Level, Outcome, Verdict
+
+    verdicts = [
+        Verdict(
+            requirement="GW-NO-TOOL-LEAK",
+            level=Level.MUST,
+            outcome=Outcome.FAIL,
+            message="GW-NO-TOOL-LEAK: frame #4 carries the marker. Rule: never leak\nmore",
+            at=1.25,
+        ),
+        Verdict(
+            requirement="GW-DISPOSE-IDLE",
+            level=Level.SHOULD,
+            outcome=Outcome.NON_STRICT,
+            message="x" * 200,
+        ),
+        Verdict(requirement="GW-AUTH", level=Level.MUST, outcome=Outcome.PASS, message="ok"),
+    ]
+    leak, idle = failure_items(verdicts, end=9.0, lane="gateway")
+    assert (leak.t, leak.lane, leak.label) == (1.25, "gateway", "frame #4 carries the marker")
+    assert (leak.requirement, leak.level) == ("GW-NO-TOOL-LEAK", "MUST")
+    assert idle.t == 9.0 and len(idle.label) == 90 and idle.label.endswith("...")

@@ -31,22 +31,15 @@ from harness.suites.a2a_client.checks.exchanges import (
 from harness.suites.a2a_client.observation import A2AClientObservation
 from harness.suites.a2a_client.result import ClientRun
 from harness.suites.a2a_client.scenario import canonical_method
-from harness.timeline import Lane, Timeline, TimelineItem
-from harness.verdicts import Outcome, Verdict
+from harness.timeline import Lane, Timeline, TimelineItem, clip, failure_items
+from harness.verdicts import Verdict
 
 __all__ = ["timeline"]
 
-_UNMET = (Outcome.FAIL, Outcome.NON_STRICT)
 _WATCHDOG_SHARE = 0.5
 """A quiet stretch is drawn as the client's watchdog window only when the client waited at least
 this share of its idle limit before its tasks/get: a shorter wait was a reaction to something
 else (an error, an end of stream), not the watchdog."""
-
-
-def _clip(text: str, limit: int = 60) -> str:
-    """``text`` on one line, at most ``limit`` characters (``...`` where it was cut)."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def timeline(observation: A2AClientObservation, verdicts: Sequence[Verdict]) -> Timeline:
@@ -76,18 +69,7 @@ def timeline(observation: A2AClientObservation, verdicts: Sequence[Verdict]) -> 
         items += _watchdog_windows(obs, turn_ex, scale)
         items += _turn_items(obs, turn, turn_ex, scale)
     end = max([t.t_end for t in obs.turns] + [r.t_end or r.t for r in obs.ledger.requests] + [0.0])
-    items += [
-        TimelineItem(
-            kind="failure",
-            t=v.at if v.at is not None else end,
-            lane="client",
-            label=_failure_label(v),
-            requirement=v.requirement,
-            level=v.level.value,
-        )
-        for v in verdicts
-        if v.outcome in _UNMET
-    ]
+    items += failure_items(verdicts, end=end, lane="client")
     return Timeline(
         lanes=tuple(lanes),
         items=tuple(_shifted(item, origin) for item in items),
@@ -191,14 +173,14 @@ def _frame_label(frame: SentFrame) -> tuple[str, str]:
     into a burst) and detail (what it carried)."""
     kind = frame.kind.removesuffix("-update")
     if frame.kind in ("task", "status-update") and frame.state:
-        detail = _clip(frame.text or "", 40)
+        detail = clip(frame.text or "", 40)
         return f"{kind} {frame.state}", detail
     if frame.kind == "artifact-update":
-        detail = ("append " if frame.append else "") + _clip(frame.text or "", 40)
+        detail = ("append " if frame.append else "") + clip(frame.text or "", 40)
         return f"{kind} {frame.artifact_id}", detail
     if frame.kind == "error":
         return kind, f"error {frame.error_code}"
-    return kind, _clip(frame.text or "", 40)
+    return kind, clip(frame.text or "", 40)
 
 
 def _event_marks(all_ex: Sequence[Exchange], linked: bool) -> list[TimelineItem]:
@@ -285,7 +267,7 @@ def _turn_items(
                 kind="result",
                 t=turn.t_result,
                 lane="client",
-                label=_clip(label, 60),
+                label=clip(label, 60),
                 detail=f"the {name}'s result: {result.status}"
                 + (f", artifacts {arts}" if arts else "")
                 + (f", task {result.task_id}" if result.task_id else ""),
@@ -298,14 +280,7 @@ def _turn_items(
                 t=turn.t_end,
                 lane="client",
                 label=f"no result ({turn.failure.kind})",
-                detail=_clip(turn.failure.message, 160),
+                detail=clip(turn.failure.message, 160),
             )
         )
     return items
-
-
-def _failure_label(verdict: Verdict) -> str:
-    """The first line of the message, without the requirement id and the rule it quotes."""
-    message = verdict.message.removeprefix(f"{verdict.requirement}: ")
-    first = (message.splitlines() or [""])[0].split(". Rule: ")[0]
-    return _clip(first, 90)

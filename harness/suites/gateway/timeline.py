@@ -18,12 +18,11 @@ from collections.abc import Sequence
 
 from harness.faults.timeline import link_fault_items, merge_bursts
 from harness.suites.gateway.observation import GatewayObservation, ModelCall
-from harness.timeline import Lane, Timeline, TimelineItem
-from harness.verdicts import Outcome, Verdict
+from harness.timeline import Lane, Timeline, TimelineItem, clip, failure_items
+from harness.verdicts import Verdict
 
 __all__ = ["timeline"]
 
-_UNMET = (Outcome.FAIL, Outcome.NON_STRICT)
 RUN_BOUND_REACH = 1.5
 """The gateway's run bound is drawn when it ends before this many times the run's length."""
 
@@ -34,12 +33,6 @@ def _rounded(item: TimelineItem) -> TimelineItem:
     if item.t_end is not None:
         update["t_end"] = round(item.t_end, 4)
     return item.model_copy(update=update)
-
-
-def _clip(text: str, limit: int = 60) -> str:
-    """``text`` on one line, at most ``limit`` characters (``...`` where it was cut)."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def timeline(observation: GatewayObservation, verdicts: Sequence[Verdict]) -> Timeline:
@@ -69,7 +62,7 @@ def timeline(observation: GatewayObservation, verdicts: Sequence[Verdict]) -> Ti
             lane="browser",
             to="gateway",
             label="chat request",
-            detail=_clip(obs.request_text, 80),
+            detail=clip(obs.request_text, 80),
         )
     ]
     items += _frame_marks(obs)
@@ -91,7 +84,7 @@ def timeline(observation: GatewayObservation, verdicts: Sequence[Verdict]) -> Ti
         items += link_fault_items(obs.link_events["model"], "model-link")
     end = _end_of_run(obs)
     items += _ends(obs, end)
-    items += _failures(verdicts, end)
+    items += failure_items(verdicts, end=end, lane="gateway")
     return Timeline(
         lanes=tuple(lanes),
         items=tuple(_rounded(i) for i in items),
@@ -108,7 +101,7 @@ def _frame_marks(obs: GatewayObservation) -> list[TimelineItem]:
             t=f.t,
             lane="browser",
             label=f.event,
-            detail=f"id:{f.id or '-'} {_clip(f.data, 40)}",
+            detail=f"id:{f.id or '-'} {clip(f.data, 40)}",
         )
         for f in obs.frames
     ]
@@ -152,7 +145,7 @@ def _model_items(calls: Sequence[ModelCall]) -> list[TimelineItem]:
                 to="gateway",
                 label=answer,
                 detail=f"{call.chunks_sent} chunk(s)"
-                + (f": {_clip(call.text_sent, 40)}" if call.text_sent else ""),
+                + (f": {clip(call.text_sent, 40)}" if call.text_sent else ""),
             )
         )
     return items
@@ -176,7 +169,7 @@ def _ends(obs: GatewayObservation, end: float) -> list[TimelineItem]:
     else:
         detail = f"status {response.status}"
         if response.error:
-            detail += f": {_clip(response.error, 100)}"
+            detail += f": {clip(response.error, 100)}"
         items.append(
             TimelineItem(
                 kind="result",
@@ -190,7 +183,7 @@ def _ends(obs: GatewayObservation, end: float) -> list[TimelineItem]:
         got = (
             f"{len(obs.history)} event(s)"
             if obs.history is not None
-            else _clip(obs.history_error or "", 80)
+            else clip(obs.history_error or "", 80)
         )
         items.append(
             TimelineItem(
@@ -222,25 +215,3 @@ def _end_of_run(obs: GatewayObservation) -> float:
     times += [c.t_end or c.t for c in obs.model_calls]
     times += [c.t for c in obs.tool_calls]
     return max(times)
-
-
-def _failures(verdicts: Sequence[Verdict], end: float) -> list[TimelineItem]:
-    return [
-        TimelineItem(
-            kind="failure",
-            t=v.at if v.at is not None else end,
-            lane="gateway",
-            label=_failure_label(v),
-            requirement=v.requirement,
-            level=v.level.value,
-        )
-        for v in verdicts
-        if v.outcome in _UNMET
-    ]
-
-
-def _failure_label(verdict: Verdict) -> str:
-    """The first line of the message, without the requirement id and the rule it quotes."""
-    message = verdict.message.removeprefix(f"{verdict.requirement}: ")
-    first = (message.splitlines() or [""])[0].split(". Rule: ")[0]
-    return _clip(first, 90)
