@@ -219,6 +219,12 @@ class FakeModel:
         self._states = []
         self._epoch = time.monotonic()
 
+    def extend(self, turns: Sequence[ModelTurn]) -> None:
+        """Add ``turns`` to the end of the script, keeping the records and the cursor: calls
+        already answered stay answered, and a call past the old end now gets the first new
+        turn (what a test that scripts its turns one at a time needs)."""
+        self._turns = (*self._turns, *turns)
+
     def set_epoch(self, t0: float) -> None:
         """Record call times relative to ``t0`` (a ``time.monotonic()`` value)."""
         self._epoch = t0

@@ -101,14 +101,16 @@ class FakeA2AServer(_TaskClock):
 
     def load(
         self,
-        script: A2AScript,
+        script: A2AScript | None,
         *,
         time_scale: float | TimeScale = 1.0,
         public_url: str | None = None,
     ) -> None:
         """Set the script and forget everything else: tasks stop, open streams are cut, the
         ledger empties and the epoch becomes now. ``public_url`` is the JSON-RPC URL the card
-        advertises (default: the address the client used to fetch the card)."""
+        advertises (default: the address the client used to fetch the card). ``None`` unloads
+        the script: as before the first load, the card answers 503 and every call -32603 "no
+        scenario is loaded" (still recorded in the ledger)."""
         scale = time_scale if isinstance(time_scale, TimeScale) else TimeScale(time_scale)
         self._retire(self._run)
         self._run = _Run(script, scale, public_url)
