@@ -34,6 +34,10 @@ if TYPE_CHECKING:
     from harness.session import HarnessSession
     from harness.suites.loading import LoadedScenario, ScenarioIds
 
+pytest_plugins = ("harness.pytest_fixtures",)
+"""The fixtures for a team's own tests (``fake_model``, ``fake_a2a``, ``fault_link``...): a
+module of their own, as cheap to import as this one."""
+
 _SESSION_KEY: pytest.StashKey[HarnessSession] = pytest.StashKey()
 _COLLECTED_FILES: pytest.StashKey[int] = pytest.StashKey()
 _IDS_KEY: pytest.StashKey[ScenarioIds] = pytest.StashKey()
