@@ -49,6 +49,7 @@ from harness.protocol.gemini import (
 __all__ = [
     "OP_S",
     "START_S",
+    "TOOL_MARKER",
     "A2AEnv",
     "A2ALedger",
     "A2AScript",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+import aiohttp
 import pytest
 from a2a.client import A2AClientError
 from a2a.types import (
@@ -470,3 +471,23 @@ async def test_resubscribe_while_waiting_for_input_carries_the_next_turn(
     assert kinds(watcher) == ["task", "status_update", "artifact_update", "status_update"]
     assert watcher[0].task.status.state == PbState.TASK_STATE_INPUT_REQUIRED
     assert last_state(watcher) == PbState.TASK_STATE_COMPLETED
+
+
+# --- unloading -----------------------------------------------------------------------------------
+
+
+async def test_load_none_unloads_the_script_and_forgets_the_ledger(fake: FakeA2AServer) -> None:
+    fake.load(load_script(REPORT), time_scale=0.0005)
+    async with aiohttp.ClientSession() as session:
+        async with session.get(fake.card_url) as response:
+            assert response.status == 200
+        fake.load(None)
+        assert fake.script is None and fake.ledger.requests == ()
+        async with session.get(fake.card_url) as response:
+            assert response.status == 503
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "t"}}
+        async with session.post(fake.base_url + "/", json=call) as response:
+            answer = await response.json()
+    assert answer["error"]["code"] == a2a.INTERNAL_ERROR
+    assert "no scenario is loaded" in answer["error"]["message"]
+    assert [r.rpc_method for r in fake.ledger.requests] == [None, "tasks/get"]

@@ -686,3 +686,16 @@ async def test_the_times_of_text_chunks_are_recorded(fake: FakeModel) -> None:
     (call,) = fake.calls
     first, second = call.text_chunk_times  # the function-call chunk carries no text
     assert call.t <= first and second - first >= 0.25
+
+
+# --- extending the script ----------------------------------------------------------------------
+
+
+async def test_extend_adds_turns_keeping_the_calls_and_the_cursor(fake: FakeModel) -> None:
+    fake.load(script({"chunks": ["first"]}))
+    assert (await raw_post(fake.base_url, STREAM_PATH))[0] == 200
+    assert (await raw_post(fake.base_url, PLAIN_PATH))[0] == 500  # past the script
+    fake.extend(script({"chunks": ["second"]}))
+    status, _, chunks = await raw_post(fake.base_url, STREAM_PATH)
+    assert status == 200 and b"second" in b"".join(chunks)
+    assert [c.turn for c in fake.calls] == [0, None, 1]

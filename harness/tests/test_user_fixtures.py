@@ -19,7 +19,17 @@ from pathlib import Path
 
 import pytest
 
-from harness.testing import FakeA2A, FakeModelServer, Fakes, FaultLinks, ScriptError
+from harness.testing import (
+    TOOL_MARKER,
+    A2AEnv,
+    FakeA2A,
+    FakeModelServer,
+    Fakes,
+    FaultLinks,
+    GatewayEnv,
+    ScriptError,
+)
+from harness.tests.conftest import require_module
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = Path(__file__).parent / "data" / "user_fixtures_example.py"
@@ -121,6 +131,34 @@ def test_fixtures_reset_between_tests_in_a_fresh_project(pytester: pytest.Pytest
 def test_sync_and_async_clients_in_a_fresh_project(pytester: pytest.Pytester) -> None:
     result = _run_fresh(pytester, test_async=ASYNC)
     result.assert_outcomes(passed=2)
+
+
+ON_PYTEST_ASYNCIO = """
+import aiohttp
+import pytest
+
+STREAM = "/v1beta/models/m:streamGenerateContent?alt=sse"
+BODY = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+
+@pytest.mark.asyncio
+async def test_on_the_plugin_s_loop(fake_model, fault_link):
+    fake_model.reply("a", "b", "c", chunk_delay="10ms")
+    link = fault_link(fake_model.base_url, "after_event 1: rst")
+    async with aiohttp.ClientSession() as session:
+        async with session.post(link.url + STREAM, json=BODY) as response:
+            with pytest.raises(aiohttp.ClientError):
+                async for _ in response.content:
+                    pass
+    await link.wait_quiet_async(5)
+    assert [f.fault.action for f in link.fired] == ["rst"]
+"""
+
+
+def test_a_pytest_asyncio_test_in_a_fresh_project(pytester: pytest.Pytester) -> None:
+    require_module("pytest_asyncio")
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    result = _run_fresh(pytester, test_on_asyncio=ON_PYTEST_ASYNCIO)
+    result.assert_outcomes(passed=1)
 
 
 def test_the_fixtures_module_is_cheap_to_import() -> None:
@@ -307,3 +345,37 @@ def test_a_blocking_wait_is_bounded(fakes: Fakes) -> None:
 
     asyncio.run(main())
     model.wait_idle(5)
+
+
+# --- the ready environments, as fixtures of this very session ------------------------------------
+
+
+def test_gateway_env_pairs_the_model_with_a_link_and_serves_tools(gateway_env: GatewayEnv) -> None:
+    env = gateway_env.env
+    assert env["GOOGLE_GEMINI_BASE_URL"] == gateway_env.link.url != gateway_env.model.base_url
+    assert env["STREAMPROOF_TOOL_URL"] == gateway_env.tools_url
+    assert env["GOOGLE_API_KEY"]
+
+    gateway_env.tools({"lookupOrder": {"status": "shipped", "secret": "{{marker}}"}})
+    request = urllib.request.Request(
+        gateway_env.tools_url + "/lookupOrder", b"{}", {"Content-Type": "application/json"}
+    )
+    answer = json.load(urllib.request.urlopen(request, timeout=5))
+    assert answer == {"status": "shipped", "secret": TOOL_MARKER}
+    assert [c.tool for c in gateway_env.tool_calls] == ["lookupOrder"]
+
+    gateway_env.model.reply("through ", "the link")
+    gateway_env.link.plan("after_event 1: end_clean")
+    lines, error = _stream(env["GOOGLE_GEMINI_BASE_URL"])
+    assert error is None and len(lines) == 1  # cut cleanly after one event
+    assert gateway_env.link.requests_seen(method="POST") == 1
+    gateway_env.model.wait_idle(5)
+    assert len(gateway_env.model.calls) == 1
+
+
+def test_a2a_env_keeps_the_client_on_the_link(a2a_env: A2AEnv) -> None:
+    a2a_env.agent.play(reply="hello")
+    card = json.load(urllib.request.urlopen(a2a_env.card_url, timeout=5))
+    assert card["url"] == a2a_env.rpc_url
+    assert a2a_env.link.requests_seen(method="GET") == 1
+    assert [r.path for r in a2a_env.agent.requests] == ["/.well-known/agent-card.json"]
