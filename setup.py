@@ -3,13 +3,16 @@
 The conformance suites stay at the top of the repository (``scenarios/``), where the
 project's layout puts them, and ship inside the package as ``harness.scenarios``: setuptools
 maps that package to the folder, so a wheel carries the files and an editable install points
-at the repository's own folder. Nothing is copied by hand. Everything else is configured in
+at the repository's own folder. Nothing is copied by hand. The canned streams in
+``fixtures/`` ship the same way as ``harness.fixtures``, so a bundled scenario's
+``fixture: fixtures/...`` finds them from ``harness/scenarios/<suite>/`` upward. Everything else is configured in
 pyproject.toml; ``harness/bundled.py`` finds the suites at run time.
 """
 
 from setuptools import find_namespace_packages, setup
 
 SUITES = "scenarios"
+FIXTURES = "fixtures"
 NOT_PACKAGES = ["__pycache__", "*.__pycache__"]
 
 setup(
@@ -22,6 +25,9 @@ setup(
             f"harness.scenarios.{name}"
             for name in find_namespace_packages(SUITES, exclude=NOT_PACKAGES)
         ),
+        # The canned streams (fixtures/gemini, fixtures/a2a/0.3, ...) are data of this one
+        # package: their folders ("0.3") are no package names.
+        "harness.fixtures",
     ],
-    package_dir={"harness.scenarios": SUITES},
+    package_dir={"harness.scenarios": SUITES, "harness.fixtures": FIXTURES},
 )

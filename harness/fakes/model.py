@@ -27,6 +27,10 @@ connection (``handler_cancellation`` plus a 20 ms poll of the transport), so a c
 closes the stream is recorded ``closed_early`` promptly even when nothing is being written.
 Stream headers are sent at once; the first chunk follows after its delay.
 
+A turn from a fixture (``fixture: fixtures/gemini/...``) is written byte for byte as the file
+holds it (its own line ends, not ``line_end``), each event after its recorded delay (or the
+turn's ``chunk_delay`` when the scenario gives one), scaled the same way.
+
 ``completed`` means the fake wrote everything the chosen answer holds (an error answer
 included) and ended the body; ``closed_early`` means the caller went away before that.
 """
@@ -371,6 +375,8 @@ class FakeModel:
         turn: ModelTurn,
         scale: TimeScale,
     ) -> web.StreamResponse:
+        if turn.replay is not None:
+            return await self._replay(request, state, turn.replay, scale)
         events = gemini.stream_events(
             turn,
             model_version=route.model,
@@ -395,6 +401,39 @@ class FakeModel:
                     state.finish_reason = event.finish_reason
                 if event.error is not None:
                     state.error = event.error
+            await response.write_eof()
+        except ConnectionError:
+            self._hung_up(state)
+            return response
+        state.completed = True
+        return response
+
+    async def _replay(
+        self,
+        request: web.Request,
+        state: _CallState,
+        events: tuple[gemini.ReplayEvent, ...],
+        scale: TimeScale,
+    ) -> web.StreamResponse:
+        """Write a canned stream (a ``fixture:`` turn) byte for byte, its own line ends
+        included, waiting the recorded (or given) delay before each event."""
+        state.status = 200
+        response = web.StreamResponse(status=200, headers={"Content-Type": gemini.SSE_CONTENT_TYPE})
+        try:
+            await response.prepare(request)
+            for event in events:
+                if not await self._pause(request, state, scale(event.delay)):
+                    return self._abandon(request, response)
+                await response.write(event.raw)
+                state.chunks_sent += 1
+                if event.text:
+                    state.text.append(event.text)
+                    state.text_chunk_times.append(round(time.monotonic() - self._epoch, 4))
+                state.function_calls.extend(dict(c) for c in event.function_calls)
+                if event.finish_reason is not None:
+                    state.finish_reason = event.finish_reason
+                if event.error is not None:
+                    state.error = dict(event.error)
             await response.write_eof()
         except ConnectionError:
             self._hung_up(state)

@@ -34,9 +34,28 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
 
 from harness.durations import Duration
+from harness.protocol.fixture import (
+    FIXTURE_CONTEXT_KEY,
+    FixtureEvent,
+    FixtureProblem,
+    event_delays,
+    parse_fixture,
+    read_with,
+)
 
 
 class _Model(BaseModel):
@@ -124,6 +143,49 @@ class ModelTurn(_Model):
     """The agent that must make this call (e.g. the sub-agent ``billing`` after a transfer).
     When another agent makes it, the scenario's ``model`` expectation fails: the topology it
     needs did not run. ``None``: any agent."""
+    fixture: str | None = Field(None, min_length=1)
+    """A canned ``streamGenerateContent?alt=sse`` body (e.g. ``fixtures/gemini/answer.sse``),
+    replayed byte for byte instead of ``chunks``, ``finish_reason`` and ``http_error``: found
+    relative to the scenario file's folder, then its ancestors. The recorded timing comments
+    set the waits (scaled) unless ``chunk_delay`` is given, which then waits before every
+    event. Validated at load: SSE framing, and JSON this model accepts. A non-streaming call
+    gets the same chunks merged into one answer."""
+
+    _replay: tuple[ReplayEvent, ...] | None = PrivateAttr(None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _from_fixture(
+        cls, data: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> ModelTurn:
+        if not isinstance(data, dict) or not isinstance(data.get("fixture"), str):
+            turn: ModelTurn = handler(data)
+            return turn
+        written = [k for k in ("chunks", "finish_reason", "http_error") if k in data]
+        if written:
+            raise ValueError(
+                f"a turn with a fixture takes its chunks and finish reason from the file; "
+                f"remove {', '.join(written)}"
+            )
+        context = info.context if isinstance(info.context, dict) else {}
+        shown, raw = read_with(context.get(FIXTURE_CONTEXT_KEY), data["fixture"])
+        replay = fixture_replay(parse_fixture(raw, shown), shown)
+        delay_given = "chunk_delay" in data
+        chunks: list[dict[str, Any]] = []
+        for event in replay:
+            for i, chunk in enumerate(event.chunks):
+                delay = None if delay_given else (event.delay if i == 0 else 0.0)
+                chunks.append({**chunk, "delay": delay})
+        turn = handler({**data, "chunks": chunks, "finish_reason": replay[-1].finish_reason})
+        if delay_given:
+            replay = tuple(event.with_delay(turn.chunk_delay) for event in replay)
+        turn._replay = replay
+        return turn
+
+    @property
+    def replay(self) -> tuple[ReplayEvent, ...] | None:
+        """The fixture's events to write byte for byte, when the turn comes from one."""
+        return self._replay
 
     @field_validator("times")
     @classmethod
@@ -475,3 +537,157 @@ def not_found(path: str) -> Answer:
 
 def invalid_argument(message: str) -> Answer:
     return error_answer(GoogleError(code=400, status="INVALID_ARGUMENT", message=message))
+
+
+# --- canned streams (fixtures/gemini) ----------------------------------------------------------
+
+
+class _WireModel(BaseModel):
+    """A recorded chunk's JSON: the fields the fake and ADK rely on are checked, the rest
+    (usage, safety ratings, model version) is the recording's own business."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+
+class _WireFunctionCall(_WireModel):
+    name: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class _WirePart(_WireModel):
+    text: str | None = None
+    functionCall: _WireFunctionCall | None = None  # noqa: N815 (the wire's spelling)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> _WirePart:
+        if (self.text is None) == (self.functionCall is None):
+            raise ValueError("a part needs exactly one of 'text' and 'functionCall'")
+        return self
+
+
+class _WireContent(_WireModel):
+    parts: tuple[_WirePart, ...] = Field(min_length=1)
+    role: Literal["model"]
+
+
+class _WireCandidate(_WireModel):
+    content: _WireContent
+    finishReason: FinishReason | None = None  # noqa: N815
+
+
+class _WireChunk(_WireModel):
+    candidates: tuple[_WireCandidate] = Field(min_length=1, max_length=1)
+
+
+class _WireError(_WireModel):
+    code: int = Field(ge=400, le=599)
+    message: str
+    status: str = Field(min_length=1)
+
+
+class _WireErrorBody(_WireModel):
+    error: _WireError
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayEvent:
+    """One event of a canned stream: the bytes to write and what they tell the caller."""
+
+    delay: float
+    """Unscaled seconds to wait before writing it."""
+    raw: bytes
+    chunks: tuple[dict[str, Any], ...]
+    """The event as :class:`ModelTurn` chunks (``text``, ``function_call`` or ``error``)."""
+    text: str = ""
+    function_calls: tuple[dict[str, Any], ...] = ()
+    finish_reason: FinishReason | None = None
+    error: dict[str, Any] | None = None
+
+    def with_delay(self, delay: float) -> ReplayEvent:
+        return ReplayEvent(
+            delay,
+            self.raw,
+            self.chunks,
+            self.text,
+            self.function_calls,
+            self.finish_reason,
+            self.error,
+        )
+
+
+def _wire_problem(exc: ValidationError) -> str:
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in first["loc"])
+    message = str(first["msg"]).removeprefix("Value error, ")
+    more = len(exc.errors()) - 1
+    tail = f" (and {more} more)" if more else ""
+    return f"{where}: {message}{tail}" if where else f"{message}{tail}"
+
+
+def _replay_event(event: FixtureEvent, delay: float, file: str) -> ReplayEvent:
+    if event.comments and not event.fields:
+        raise event.problem(file, "a comment-only event; the Gemini API sends none")
+    names = [name for name, _ in event.fields]
+    if names != ["data"]:
+        raise event.problem(
+            file,
+            f"a Gemini stream event is one 'data: ' line (this one has {', '.join(names)})",
+        )
+    line = event.raw.split(b"\n", 1)[0].split(b"\r", 1)[0]
+    if not line.startswith(b"data: "):
+        raise event.problem(file, "'data:' must be followed by one space, as the SDKs read it")
+    try:
+        payload = json.loads(event.data_lines[0])
+    except ValueError as exc:
+        raise event.problem(file, f"the data is not JSON: {exc}") from None
+    if not isinstance(payload, dict):
+        raise event.problem(file, "the data is not a JSON object")
+    if "error" in payload:
+        try:
+            error = _WireErrorBody.model_validate(payload).error
+        except ValidationError as exc:
+            raise event.problem(file, f"not a Google error body: {_wire_problem(exc)}") from None
+        body = {"code": error.code, "status": error.status, "message": error.message}
+        return ReplayEvent(delay, event.raw, ({"error": body},), error=payload["error"])
+    try:
+        chunk = _WireChunk.model_validate(payload)
+    except ValidationError as exc:
+        raise event.problem(
+            file, f"not a GenerateContentResponse chunk: {_wire_problem(exc)}"
+        ) from None
+    chunks: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    text = ""
+    candidate_ = chunk.candidates[0]
+    for part in candidate_.content.parts:
+        if part.functionCall is not None:
+            call = {"name": part.functionCall.name, "args": dict(part.functionCall.args)}
+            calls.append(call)
+            chunks.append({"function_call": call})
+        else:
+            text += part.text or ""
+            chunks.append({"text": part.text or ""})
+    return ReplayEvent(
+        delay,
+        event.raw,
+        tuple(chunks),
+        text,
+        tuple(calls),
+        candidate_.finishReason,
+    )
+
+
+def fixture_replay(events: list[FixtureEvent], file: str) -> tuple[ReplayEvent, ...]:
+    """The replay of a canned Gemini stream; :class:`FixtureProblem` names the event that a
+    real SDK would not read as this fake's answers are read (see the module's notes)."""
+    replay = tuple(
+        _replay_event(event, delay, file)
+        for event, delay in zip(events, event_delays(events), strict=True)
+    )
+    for event, out in zip(events[:-1], replay[:-1], strict=True):
+        if out.error is not None:
+            raise event.problem(file, "an error event ends the stream; it must be the last")
+        if out.finish_reason is not None:
+            raise event.problem(file, "finishReason rides only on the last chunk")
+    return replay
+

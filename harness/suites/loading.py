@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from harness.suites.a2a_client.scenario import A2AClientScenario
+from harness.suites.fixture_files import fixture_context
 from harness.suites.gateway.scenario import GatewayScenario
 
 __all__ = [
@@ -381,7 +382,7 @@ def parse_scenarios(text: str, file: str, ids: ScenarioIds | None = None) -> lis
             )
             continue
         try:
-            scenario = model.model_validate(data)
+            scenario = model.model_validate(data, context=fixture_context(file))
         except ValidationError as exc:
             problems += validation_problems(exc, model, data, lines, file)
             continue
