@@ -51,6 +51,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     WithJsonSchema,
     field_validator,
     model_validator,
@@ -58,6 +59,8 @@ from pydantic import (
 
 from harness.capabilities import ClientCapability
 from harness.durations import Duration
+from harness.fakes.a2a.fixture import fixture_timeline
+from harness.protocol.fixture import FIXTURE_CONTEXT_KEY, parse_fixture, read_with
 from harness.fakes.a2a.script import A2AScript, Reply, ReplySpelling, ServerBehaviour, Step
 from harness.faults.engine_names import EngineName
 from harness.faults.engines.catalog import engine_problems
@@ -253,6 +256,64 @@ def _reply_shorthand(value: Any) -> Any:
     return {"text": value} if isinstance(value, str) else value
 
 
+class TaskFixture(_Model):
+    """``task: {fixture: fixtures/a2a/0.3/....sse}``: the timeline is a canned stream."""
+
+    fixture: str = Field(min_length=1)
+    """An SSE body of one streaming call (0.3 ``message/stream`` or 1.0
+    ``SendStreamingMessage``), found relative to the scenario file's folder, then its
+    ancestors. Each event becomes one step, at its recorded time."""
+    chunk_delay: Duration | None = None
+    """Put the steps this far apart instead of at their recorded times."""
+    follow_up: tuple[Step, ...] | TaskFixture | None = None
+    """When the stream ends input-required or auth-required: the next turn, as steps or as
+    another fixture."""
+
+
+def _task_input(value: Any) -> Any:
+    return value
+
+
+_STEP_INDEX = re.compile(r"^task\[(\d+)\](\S*)")
+
+
+def _timeline_from_fixture(spec: Any, info: ValidationInfo, wire: Any, path: str) -> Any:
+    """The ``task`` steps a ``{fixture: ...}`` mapping stands for (other values unchanged)."""
+    if not isinstance(spec, dict) or not isinstance(spec.get("fixture"), str):
+        return spec
+    parsed = TaskFixture.model_validate(spec)
+    context = info.context if isinstance(info.context, dict) else {}
+    shown, raw = read_with(context.get(FIXTURE_CONTEXT_KEY), parsed.fixture)
+    timeline = fixture_timeline(
+        parse_fixture(raw, shown), shown, chunk_delay=parsed.chunk_delay
+    )
+    wires = {0.3: "0.3", 1.0: "1.0", 1: "1.0"}
+    served = wires.get(wire, wire) if not isinstance(wire, bool) else wire
+    if served in ("0.3", "1.0") and served != timeline.wire:
+        raise ValueError(
+            f"{shown} is a {timeline.wire} stream but server.wire is {served}; set "
+            f'server.wire: "{timeline.wire}" (or "both")'
+        )
+    steps = list(timeline.steps)
+    follow_up = spec.get("follow_up")
+    if follow_up is not None and steps:
+        steps[-1] = {
+            **steps[-1],
+            "follow_up": _timeline_from_fixture(follow_up, info, wire, f"{path}.follow_up"),
+        }
+    try:
+        A2AScript.model_validate({"task": steps})
+    except ValidationError as exc:
+        message = str(exc.errors(include_url=False)[0]["msg"]).removeprefix("Value error, ")
+        match = _STEP_INDEX.match(message)
+        if match is not None and int(match.group(1)) < len(timeline.events):
+            event = timeline.events[int(match.group(1))]
+            rest = message[match.end() :].lstrip(": ")
+            raise event.problem(shown, f"as a task timeline: {rest}") from None
+        raise ValueError(f"{shown}: as a task timeline: {message}") from None
+    return steps
+
+
 class A2AClientScenario(_Model):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.\-/]*$")
     title: str = Field(min_length=1)
@@ -263,7 +324,14 @@ class A2AClientScenario(_Model):
     """Capabilities the client target must declare; a follow-up turn implies ``follow_up`` and
     the server's wire implies that wire (``both``: either)."""
     client: ClientCall
-    task: tuple[Step, ...] | None = None
+    task: Annotated[
+        tuple[Step, ...] | None,
+        BeforeValidator(
+            _task_input, json_schema_input_type=tuple[Step, ...] | TaskFixture | None
+        ),
+    ] = None
+    """The fake server's timeline: steps, or ``{fixture: fixtures/a2a/...}`` (a canned
+    stream, one step per event)."""
     reply: Annotated[
         Reply | None, BeforeValidator(_reply_shorthand, json_schema_input_type=ReplySpelling | None)
     ] = None
@@ -271,6 +339,15 @@ class A2AClientScenario(_Model):
     links: A2AClientLinks = A2AClientLinks()
     expect: A2AClientExpect = A2AClientExpect()
     limits: A2AClientLimits = A2AClientLimits()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _task_fixture(cls, data: Any, info: ValidationInfo) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("task"), dict):
+            server = data.get("server")
+            wire = server.get("wire", "0.3") if isinstance(server, dict) else "0.3"
+            return {**data, "task": _timeline_from_fixture(data["task"], info, wire, "task")}
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> A2AClientScenario:
