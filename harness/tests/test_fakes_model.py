@@ -12,6 +12,7 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -22,6 +23,7 @@ from google.genai import errors, types
 
 from harness.fakes.model import FakeModel
 from harness.protocol import gemini
+from harness.protocol.fixture import FIXTURE_CONTEXT_KEY
 from harness.protocol.gemini import ModelTurn
 from harness.suites.gateway.observation import ModelCall
 
@@ -699,3 +701,91 @@ async def test_extend_adds_turns_keeping_the_calls_and_the_cursor(fake: FakeMode
     status, _, chunks = await raw_post(fake.base_url, STREAM_PATH)
     assert status == 200 and b"second" in b"".join(chunks)
     assert [c.turn for c in fake.calls] == [0, None, 1]
+
+
+# --- canned streams (fixtures/gemini) ----------------------------------------------------------
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "gemini"
+
+
+def fixture_turn(name: str, **extra: Any) -> ModelTurn:
+    def source(path: str) -> tuple[str, bytes]:
+        return path, (FIXTURES / Path(path).name).read_bytes()
+
+    return ModelTurn.model_validate(
+        {"fixture": f"fixtures/gemini/{name}", **extra}, context={FIXTURE_CONTEXT_KEY: source}
+    )
+
+
+async def test_a_fixture_turn_is_written_byte_for_byte(fake: FakeModel) -> None:
+    # The file's own CRLFs, even from a fake told to end lines with LF.
+    lf = FakeModel(line_end="\n")
+    await lf.start()
+    try:
+        raw = (FIXTURES / "text_with_function_call.sse").read_bytes()
+        lf.load([fixture_turn("text_with_function_call.sse")], time_scale=0.01)
+        status, headers, chunks = await raw_post(lf.base_url, STREAM_PATH)
+        assert status == 200 and headers["content-type"] == "text/event-stream"
+        expected = b"".join(
+            line for line in raw.splitlines(keepends=True) if not line.startswith(b": at ")
+        )
+        assert b"".join(chunks) == expected
+        assert len(chunks) == 2, "one write per event"
+        (call,) = lf.calls
+        assert call.completed and call.chunks_sent == 2
+        assert call.text_sent == "Let me check that order. "
+        assert call.function_calls_sent == ({"name": "lookupOrder", "args": {"orderId": "77"}},)
+        assert call.finish_reason_sent == "STOP"
+    finally:
+        await lf.close()
+
+
+async def test_a_fixture_keeps_its_recorded_timing_scaled(
+    fake: FakeModel, client: genai.Client
+) -> None:
+    # long_answer.sse: 69 chunks, the first at 0.3 s, then 15 ms apart (1.32 s in all).
+    fake.load([fixture_turn("long_answer.sse")], time_scale=0.5)
+    start = time.monotonic()
+    arrivals: list[float] = []
+    text = ""
+    async for chunk in await client.aio.models.generate_content_stream(model=MODEL, contents="x"):
+        arrivals.append(time.monotonic() - start)
+        text += chunk.text or ""
+    assert len(arrivals) == 69
+    assert arrivals[0] >= 0.14, "0.3 s recorded, scaled by 0.5"
+    assert 0.6 <= arrivals[-1] < 3.0, "1.32 s recorded, scaled by 0.5"
+    assert text == fake.calls[0].text_sent and text.startswith("Streaming a long answer")
+
+
+async def test_a_fixture_with_a_given_chunk_delay(fake: FakeModel, client: genai.Client) -> None:
+    fake.load([fixture_turn("long_answer.sse", chunk_delay="0s")])
+    start = time.monotonic()
+    count = 0
+    async for _ in await client.aio.models.generate_content_stream(model=MODEL, contents="x"):
+        count += 1
+    assert count == 69
+    assert time.monotonic() - start < 0.9, "chunk_delay 0s replaces the recorded 1.32 s"
+
+
+async def test_genai_reads_a_fixture_error_and_plain_calls_get_the_merge(
+    fake: FakeModel, client: genai.Client
+) -> None:
+    fake.load(
+        [fixture_turn("mid_stream_error.sse"), fixture_turn("worked_example_answer.sse")],
+        time_scale=0.1,
+    )
+    texts: list[str] = []
+    with pytest.raises(errors.APIError) as caught:
+        async for chunk in await client.aio.models.generate_content_stream(
+            model=MODEL, contents="x"
+        ):
+            texts.append(chunk.text or "")
+    assert caught.value.code == 503
+    assert texts == ["The answer you are looking for is "]
+    assert fake.calls[0].error_sent == {
+        "code": 503,
+        "message": "The model is overloaded.",
+        "status": "UNAVAILABLE",
+    }
+    answer = await client.aio.models.generate_content(model=MODEL, contents="y")
+    assert answer.text == "Order 1042 shipped on 30 September and is due Monday."
