@@ -29,10 +29,10 @@ from harness.durations import parse_duration
 
 __all__ = [
     "FIXTURE_CONTEXT_KEY",
+    "TIMING_COMMENT",
     "FixtureEvent",
     "FixtureProblem",
     "FixtureSource",
-    "TIMING_COMMENT",
     "event_delays",
     "parse_fixture",
     "read_with",
@@ -53,7 +53,9 @@ _LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)")
 class FixtureProblem(ValueError):
     """A fixture that cannot be replayed: ``<file>: event N (line L): problem``."""
 
-    def __init__(self, file: str, problem: str, *, event: int | None = None, line: int | None = None):
+    def __init__(
+        self, file: str, problem: str, *, event: int | None = None, line: int | None = None
+    ):
         self.file, self.event, self.line, self.problem = file, event, line, problem
         where = file
         if event is not None:
@@ -105,7 +107,9 @@ def _split_field(line: str) -> tuple[str, str]:
 def parse_fixture(data: bytes, file: str) -> list[FixtureEvent]:
     """Every event of the fixture ``data`` (shown as ``file`` in errors), in order."""
     if data.startswith(b"\xef\xbb\xbf"):
-        raise FixtureProblem(file, "starts with a byte order mark; a recorded body has none", line=1)
+        raise FixtureProblem(
+            file, "starts with a byte order mark; a recorded body has none", line=1
+        )
     lines = _LINE.findall(data)
     consumed = sum(len(x) for x in lines)
     events: list[FixtureEvent] = []
@@ -133,7 +137,7 @@ def parse_fixture(data: bytes, file: str) -> list[FixtureEvent]:
                 )
             pending_stamp_line = pending_stamp_line or index
             continue
-        if content.startswith(b": at") or content.startswith(b":at"):
+        if content.startswith((b": at", b":at")):
             raise FixtureProblem(
                 file,
                 f"{content.decode(errors='replace')!r} looks like a timing comment but is not "

@@ -51,7 +51,6 @@ from harness.durations import Duration
 from harness.protocol.fixture import (
     FIXTURE_CONTEXT_KEY,
     FixtureEvent,
-    FixtureProblem,
     event_delays,
     parse_fixture,
     read_with,
@@ -556,7 +555,7 @@ class _WireFunctionCall(_WireModel):
 
 class _WirePart(_WireModel):
     text: str | None = None
-    functionCall: _WireFunctionCall | None = None  # noqa: N815 (the wire's spelling)
+    functionCall: _WireFunctionCall | None = None
 
     @model_validator(mode="after")
     def _one_kind(self) -> _WirePart:
@@ -572,7 +571,7 @@ class _WireContent(_WireModel):
 
 class _WireCandidate(_WireModel):
     content: _WireContent
-    finishReason: FinishReason | None = None  # noqa: N815
+    finishReason: FinishReason | None = None
 
 
 class _WireChunk(_WireModel):
@@ -690,4 +689,3 @@ def fixture_replay(events: list[FixtureEvent], file: str) -> tuple[ReplayEvent, 
         if out.finish_reason is not None:
             raise event.problem(file, "finishReason rides only on the last chunk")
     return replay
-

@@ -21,8 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 GEMINI = ROOT / "fixtures" / "gemini"
 
 CHUNK = (
-    b'data: {"candidates": [{"content": {"parts": [{"text": "Hi"}],"role": "model"},'
-    b'"index": 0}]}'
+    b'data: {"candidates": [{"content": {"parts": [{"text": "Hi"}],"role": "model"},"index": 0}]}'
 )
 LAST = (
     b'data: {"candidates": [{"content": {"parts": [{"text": "!"}],"role": "model"},'
@@ -171,7 +170,7 @@ def test_every_bundled_gemini_fixture_is_a_valid_turn() -> None:
     ],
 )
 def test_a_malformed_gemini_fixture_names_the_event(body: bytes, event: int, words: str) -> None:
-    with pytest.raises(ValueError, match="fixtures/gemini/t.sse") as caught:
+    with pytest.raises(ValueError, match=r"fixtures/gemini/t\.sse") as caught:
         _turn(body)
     text = str(caught.value)
     assert f"event {event} (line " in text, text

@@ -60,13 +60,13 @@ from pydantic import (
 from harness.capabilities import ClientCapability
 from harness.durations import Duration
 from harness.fakes.a2a.fixture import fixture_timeline
-from harness.protocol.fixture import FIXTURE_CONTEXT_KEY, parse_fixture, read_with
 from harness.fakes.a2a.script import A2AScript, Reply, ReplySpelling, ServerBehaviour, Step
 from harness.faults.engine_names import EngineName
 from harness.faults.engines.catalog import engine_problems
 from harness.faults.plan import Fault
 from harness.patterns import json_schema_pattern
 from harness.protocol.a2a import KNOWN_METHODS, METHODS, op_of, version_of
+from harness.protocol.fixture import FIXTURE_CONTEXT_KEY, parse_fixture, read_with
 from harness.requirements import RequirementIds
 from harness.suites.a2a_client.result import ResultStatus
 
@@ -270,7 +270,18 @@ class TaskFixture(_Model):
     another fixture."""
 
 
+class _FixtureFailure:
+    """What ``task`` holds when its fixture could not be read: the scenario's before-validator
+    reads the fixture (it needs ``server.wire``) and leaves the problem here, so that the
+    field reports it at the ``task`` line."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+
 def _task_input(value: Any) -> Any:
+    if isinstance(value, _FixtureFailure):
+        raise ValueError(value.problem)
     return value
 
 
@@ -284,10 +295,8 @@ def _timeline_from_fixture(spec: Any, info: ValidationInfo, wire: Any, path: str
     parsed = TaskFixture.model_validate(spec)
     context = info.context if isinstance(info.context, dict) else {}
     shown, raw = read_with(context.get(FIXTURE_CONTEXT_KEY), parsed.fixture)
-    timeline = fixture_timeline(
-        parse_fixture(raw, shown), shown, chunk_delay=parsed.chunk_delay
-    )
-    wires = {0.3: "0.3", 1.0: "1.0", 1: "1.0"}
+    timeline = fixture_timeline(parse_fixture(raw, shown), shown, chunk_delay=parsed.chunk_delay)
+    wires: dict[Any, str] = {0.3: "0.3", 1.0: "1.0"}
     served = wires.get(wire, wire) if not isinstance(wire, bool) else wire
     if served in ("0.3", "1.0") and served != timeline.wire:
         raise ValueError(
@@ -326,9 +335,7 @@ class A2AClientScenario(_Model):
     client: ClientCall
     task: Annotated[
         tuple[Step, ...] | None,
-        BeforeValidator(
-            _task_input, json_schema_input_type=tuple[Step, ...] | TaskFixture | None
-        ),
+        BeforeValidator(_task_input, json_schema_input_type=tuple[Step, ...] | TaskFixture | None),
     ] = None
     """The fake server's timeline: steps, or ``{fixture: fixtures/a2a/...}`` (a canned
     stream, one step per event)."""
@@ -346,7 +353,19 @@ class A2AClientScenario(_Model):
         if isinstance(data, dict) and isinstance(data.get("task"), dict):
             server = data.get("server")
             wire = server.get("wire", "0.3") if isinstance(server, dict) else "0.3"
-            return {**data, "task": _timeline_from_fixture(data["task"], info, wire, "task")}
+            try:
+                task = _timeline_from_fixture(data["task"], info, wire, "task")
+            except ValidationError as exc:  # the mapping itself (an unknown key...)
+                error = exc.errors(include_url=False)[0]
+                where = ".".join(str(p) for p in error["loc"])
+                message = str(error["msg"])
+                if error["type"] == "extra_forbidden":
+                    keys = ", ".join(TaskFixture.model_fields)
+                    message = f"unknown key; keys here are {keys}"
+                task = _FixtureFailure(f"{where}: {message}" if where else message)
+            except ValueError as exc:
+                task = _FixtureFailure(str(exc))
+            return {**data, "task": task}
         return data
 
     @model_validator(mode="after")
