@@ -142,6 +142,14 @@ def test_the_wheel_holds_every_module_and_the_bundled_suites(wheel: Path) -> Non
     assert any(s.startswith("harness/scenarios/gateway/") for s in suites)
     assert any(s.startswith("harness/scenarios/a2a_client/") for s in suites)
     assert suites <= names, sorted(suites - names)[:10]
+    fixtures = {
+        "harness/" + str(p.relative_to(ROOT))
+        for p in (ROOT / "fixtures").rglob("*")
+        if p.suffix in (".sse", ".md")
+    }
+    assert "harness/fixtures/gemini/worked_example_answer.sse" in fixtures
+    assert "harness/fixtures/a2a/1.0/summary_survives_proxy_timeout.sse" in fixtures
+    assert fixtures <= names, sorted(fixtures - names)[:10]
     assert {
         "harness/suites/gateway/reference-gateway.yaml",
         "harness/py.typed",
@@ -177,6 +185,39 @@ def test_list_from_an_empty_folder_shows_the_bundled_scenarios(
     assert "(none)" not in run.stdout
 
 
+def test_bundled_scenarios_read_their_fixtures_from_the_package(
+    installed: Venv, empty: Path
+) -> None:
+    # The worked examples' model turns and task timeline are canned streams: from the wheel,
+    # "fixtures/..." resolves from harness/scenarios/<suite>/ up to harness/fixtures/.
+    code = (
+        "import harness.bundled as b\n"
+        "from harness.suites.fixture_files import resolve_fixture\n"
+        "from harness.suites.loading import load_scenarios\n"
+        "root = b.bundled_scenarios()\n"
+        "for name in ('gateway/worked_example.yaml', "
+        "'a2a_client/summary_survives_proxy_timeout.yaml'):\n"
+        "    (s,) = load_scenarios(root / name)\n"
+        "    print(s.scenario.id)\n"
+        "print(resolve_fixture('fixtures/gemini/worked_example_call.sse', "
+        "root / 'gateway' / 'worked_example.yaml'))\n"
+    )
+    run = installed.run(empty, str(installed.python), "-c", code)
+    assert run.returncode == 0, run.stderr
+    gateway_id, client_id, resolved = run.stdout.split("\n")[:3]
+    assert (gateway_id, client_id) == (
+        "gateway/one-tool-call-streamed",
+        "a2a_client/summary-survives-proxy-timeout",
+    )
+    assert Path(resolved) == (
+        installed.purelib / "harness" / "fixtures" / "gemini" / "worked_example_call.sse"
+    )
+    run = installed.run(
+        empty, "streamproof", "validate", str(installed.purelib / "harness" / "scenarios")
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
 def test_run_from_an_empty_folder_runs_the_bundled_gateway_suite(
     installed: Venv, empty: Path
 ) -> None:
@@ -198,6 +239,8 @@ def test_run_from_an_empty_folder_runs_the_bundled_gateway_suite(
     assert all(i.startswith("gateway/") for i in ids)
     bundled = installed.purelib / "harness" / "scenarios" / "gateway"
     assert all(Path(s["file"]).parent == bundled for s in report["scenarios"])
+    # gateway/one-tool-call-streamed replays fixtures/gemini/ from the wheel's harness.fixtures
+    assert "gateway/one-tool-call-streamed" in ids
 
 
 def test_an_editable_install_finds_the_repository_folder(tmp_path: Path, empty: Path) -> None:

@@ -175,3 +175,55 @@ def test_invalid_target_files_are_rejected(
 ) -> None:
     problems = _problems(targets, doc)
     assert any(p.startswith(f"{where}:") for p in problems), problems
+
+
+FIXTURE_FORMS = [
+    """\
+id: gateway/fixture-forms
+title: model turns from canned streams
+requirements: [GW-FRAME-SEQUENCE]
+model:
+  - fixture: fixtures/gemini/worked_example_call.sse
+  - {fixture: fixtures/gemini/long_answer.sse, chunk_delay: 200ms, agent: support}
+request: hello
+""",
+    """\
+id: a2a_client/fixture-forms
+title: a task timeline from a canned stream
+kind: a2a-client
+requirements: [A2A-C-REASSEMBLY]
+client: {deadline: 30s, idle: 10s, prompt: hi, follow_up: EU only}
+task:
+  fixture: fixtures/a2a/1.0/input_required.sse
+  chunk_delay: 1s
+  follow_up: {fixture: fixtures/a2a/1.0/input_required_follow_up.sse}
+server: {wire: "1.0"}
+""",
+]
+
+
+@pytest.mark.parametrize("text", FIXTURE_FORMS)
+def test_fixture_forms_are_in_the_schema(text: str, scenarios: Draft202012Validator) -> None:
+    # A file in the repository's scenarios/ folder finds the top-level fixtures/.
+    parse_scenarios(text, str(ROOT / "scenarios" / "forms.yaml"))
+    assert _problems(scenarios, yaml.safe_load(text)) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where"),
+    [
+        ("- fixture: fixtures/gemini/worked_example_call.sse", "- fixture: ''", "model.0.fixture"),
+        ("chunk_delay: 200ms", "chunk_delay: soon", "model.1.chunk_delay"),
+        ("  chunk_delay: 1s", "  chunk_dlay: 1s", "task"),
+        ("  chunk_delay: 1s", "  chunk_delay: -1", "task"),
+    ],
+)
+def test_bad_fixture_forms_are_rejected_by_schema_and_loader(
+    old: str, new: str, where: str, scenarios: Draft202012Validator
+) -> None:
+    text = next(t for t in FIXTURE_FORMS if old in t)
+    bad = text.replace(old, new)
+    problems = _problems(scenarios, yaml.safe_load(bad))
+    assert any(p.startswith(f"{where}") for p in problems), problems
+    with pytest.raises(ScenarioError):
+        parse_scenarios(bad, str(ROOT / "scenarios" / "forms.yaml"))
