@@ -13,13 +13,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from harness.suites import REGISTRY
 from harness.suites.a2a_client.reference.mutants import BUGS, INTENDED, SHOWCASE
 from harness.suites.a2a_client.runner import A2AClientEnvironment, A2AClientScenarioResult
 from harness.suites.a2a_client.scenario import A2AClientScenario
 from harness.suites.a2a_client.target import ClientTarget, load_client_target
+from harness.suites.loading import load_scenarios
 from harness.verdicts import Kind, Level, Outcome
 
 SCALE = 0.1
@@ -38,8 +38,10 @@ breaks its intended requirement and no other requirement there."""
 def _scenarios() -> dict[str, A2AClientScenario]:
     found: dict[str, A2AClientScenario] = {}
     for file in sorted(FOLDER.glob("*.yaml")):
-        for doc in yaml.safe_load_all(file.read_text(encoding="utf-8")):
-            scenario = A2AClientScenario.model_validate(doc)
+        # Through the loader: a scenario's fixture paths resolve from its file's folder.
+        for loaded in load_scenarios(file):
+            scenario = loaded.scenario
+            assert isinstance(scenario, A2AClientScenario), file
             assert scenario.id not in found, f"duplicate scenario id {scenario.id}"
             found[scenario.id] = scenario
     return found
