@@ -22,6 +22,11 @@ modelVersion, responseId``; separators ``","`` between items and ``": "`` after 
 servers' one-line protobuf printer); non-ASCII text written as UTF-8, not ``\\u`` escapes.
 Non-streaming answers and HTTP error bodies are pretty-printed with two-space indents, as the
 real API does.
+
+A turn can also come from a canned stream (``fixture:``, ``fixtures/gemini/``): then the fake
+writes the file's events as they are, and :func:`fixture_replay` checks at load that each one
+is what the SDKs above read (one ``data: `` line, one candidate with ``content``, text or
+function-call parts, ``finishReason`` only last, an error body only last).
 """
 
 from __future__ import annotations
