@@ -176,6 +176,35 @@ def _parser() -> argparse.ArgumentParser:
         "--for", dest="run_for", metavar="DURATION", help="stop by itself after this long (40s)"
     )
 
+    record = sub.add_parser(
+        "record",
+        help="a recording proxy in front of a real model or A2A server: writes fixtures and a "
+        "scenario that replays them",
+    )
+    record.add_argument("--upstream", required=True, metavar="URL", help="where to forward")
+    record.add_argument(
+        "--listen",
+        default="127.0.0.1:0",
+        metavar="HOST:PORT",
+        help="where to listen (loopback only; default 127.0.0.1 on any free port)",
+    )
+    record.add_argument(
+        "--kind",
+        choices=("model", "a2a"),
+        default=None,
+        help="the link: model (Gemini calls -> gateway scenario) or a2a (A2A server -> "
+        "a2a-client scenario); default: guessed from the traffic",
+    )
+    record.add_argument(
+        "--out", default="recorded", metavar="DIR", help="where to write (default: recorded)"
+    )
+    record.add_argument(
+        "--name", metavar="NAME", help="scenario and fixture folder name (default: a time)"
+    )
+    record.add_argument(
+        "--max-duration", metavar="D", help="stop after this long (e.g. 30s); default Ctrl-C"
+    )
+
     serve = sub.add_parser(
         "serve",
         help="run a fake (A2A server, or Gemini + tool service) on its own from a scenario",
@@ -293,6 +322,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from harness.standalone.command import run as run_proxy
 
         return run_proxy(args)
+    if args.command == "record":
+        from harness.standalone.record import run as run_record
+
+        return run_record(args)
     if args.command == "serve":
         from harness.standalone.serve import run as run_serve
 
