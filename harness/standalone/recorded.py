@@ -285,6 +285,9 @@ def plan_files(
             f"{c.status if c.status is not None else 'no response'}"
             f"{', ' + c.content_type if c.content_type else ''}{what}"
         )
+        headers = ", ".join(f"{k}: {v}" for k, v in redact_headers(c.request_headers))
+        if headers:
+            seen.append(f"#     request headers: {headers}")
     if not captured:
         seen.append("#   (no requests)")
     return "\n".join([*header, *body, *seen]) + "\n", fixtures, notes
