@@ -1,16 +1,18 @@
 """``streamproof``: run scenarios, validate them, list requirements, print the schema, run a
 fault proxy in front of a user's own stack (``streamproof proxy``), serve one of the fakes on
-its own from a scenario (``streamproof serve a2a|model``), write a baseline of known failures
+its own from a scenario (``streamproof serve a2a|model``), record real traffic into fixtures and
+a scenario that replays them (``streamproof record``), write a baseline of known failures
 from a saved run (``streamproof baseline write``), and draw a saved run's report again
 (``streamproof report``).
 
 Exit codes: 0 every enforced requirement holds, or with ``--baseline`` every enforced failure
-is a known one (``proxy``: it ran its ``--for``); 1 one failed (with ``--baseline``: one not
-in the baseline); 2 bad input (a malformed scenario, target, plan or baseline file, a missing
-or unreadable results.json for ``baseline write`` or ``report``, an unknown scenario for
-``report --show``, an unknown option, nothing to run, a ``proxy`` or ``serve`` that cannot
-listen where it is told, a scenario of the wrong kind for ``serve``); 3 the target could not
-be started or reached; 128 + the signal when interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+is a known one (``proxy``: it ran its ``--for``; ``record``: its ``--max-duration``); 1 one
+failed (with ``--baseline``: one not in the baseline); 2 bad input (a malformed scenario,
+target, plan or baseline file, a missing or unreadable results.json for ``baseline write`` or
+``report``, an unknown scenario for ``report --show``, an unknown option, nothing to run, a
+``proxy``, ``serve`` or ``record`` that cannot listen where it is told, a scenario of the wrong
+kind for ``serve``); 3 the target could not be started or reached; 128 + the signal when
+interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 """
 
 from __future__ import annotations

@@ -25,4 +25,12 @@ hands-on work against a team's own client (or the A2A TCK against the fake A2A s
 * :mod:`~harness.standalone.ledger_lines`: one line per request a fake receives (pure);
 * :mod:`~harness.standalone.serve`: the command (the fakes on a background loop, the terminal,
   signals).
+
+``streamproof record`` is the same link with no plan, keeping the bytes it forwards, so a real
+model or A2A server's streams become fixtures and a scenario that replays them:
+
+* :mod:`~harness.standalone.recorded`: fixtures from timed writes, the redaction rules and the
+  scenario (pure);
+* :mod:`~harness.standalone.record`: the command (the recording link, signals,
+  ``--max-duration``, the files).
 """

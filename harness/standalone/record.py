@@ -174,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
         shown = 0
         try:
             while deadline is None or time.monotonic() < deadline:
-                time.sleep(POLL_S if deadline is None else min(POLL_S, deadline - time.monotonic()))
+                left = POLL_S if deadline is None else deadline - time.monotonic()
+                time.sleep(max(0.0, min(POLL_S, left)))
                 with interrupts.deferred():
                     shown = _show(proxy.captured, shown)
             why = f"--max-duration {args.max_duration}"
