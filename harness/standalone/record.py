@@ -21,6 +21,7 @@ import datetime as dt
 import re
 import sys
 import time
+import zlib
 from pathlib import Path
 from typing import Final
 
@@ -56,8 +57,35 @@ class _Capture:
         self.body = body
         self.status: int | None = None
         self.content_type = ""
+        self.response_headers: tuple[tuple[str, str], ...] = ()
+        self.encoding = ""
         self.started = 0.0
         self.chunks: list[tuple[float, bytes]] = []
+        self._inflate: zlib._Decompress | None = None
+
+    def respond(self, status: int, content_type: str, headers: tuple[tuple[str, str], ...]) -> None:
+        self.status, self.content_type, self.response_headers = status, content_type, headers
+        encoding = dict((k.lower(), v) for k, v in headers).get("content-encoding", "")
+        self.encoding = encoding.strip().lower()
+        if self.encoding in ("gzip", "x-gzip"):
+            self._inflate = zlib.decompressobj(wbits=31)
+        elif self.encoding == "deflate":
+            self._inflate = zlib.decompressobj(wbits=47)  # zlib or gzip header, detected
+
+    def wrote(self, t: float, data: bytes) -> None:
+        """A write downstream; a gzip or deflate body is kept inflated (the fixture is what
+        the client decoded), each piece at the time of the write that carried it."""
+        if self._inflate is not None:
+            try:
+                data = self._inflate.decompress(data)
+            except zlib.error:
+                self._inflate = None
+                self.encoding += " (undecodable)"
+                return
+        elif self.encoding not in ("", "identity"):
+            return
+        if data:
+            self.chunks.append((t, data))
 
     def freeze(self) -> Captured:
         return Captured(
@@ -70,6 +98,8 @@ class _Capture:
             status=self.status,
             content_type=self.content_type,
             chunks=tuple(self.chunks),
+            response_headers=self.response_headers,
+            encoding=self.encoding if self._inflate is None else "",
         )
 
 
@@ -102,10 +132,10 @@ class RecordingProxy(InlineProxy):
             upstream = ex.upstream
             capture.started = now
             if upstream is not None:
-                capture.status = upstream.status
-                capture.content_type = upstream.content_type
+                headers = tuple(upstream.headers.items())
+                capture.respond(upstream.status, upstream.content_type, headers)
             return
-        capture.chunks.append((round(now - capture.started, 6), bytes(data)))
+        capture.wrote(round(now - capture.started, 6), bytes(data))
 
 
 def _check(args: argparse.Namespace) -> tuple[str, Listen, Kind | None, Path, str, float | None]:

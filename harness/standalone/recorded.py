@@ -139,7 +139,11 @@ class Captured:
     status: int | None
     content_type: str
     chunks: tuple[tuple[float, bytes], ...]
-    """Each write downstream: (seconds since the response started, the bytes)."""
+    """Each write downstream: (seconds since the response started, the bytes, inflated when
+    the body was gzip or deflate)."""
+    response_headers: tuple[tuple[str, str], ...] = ()
+    encoding: str = ""
+    """A ``Content-Encoding`` the recorder could not undo (``br``...): no fixture then."""
 
     @property
     def streamed(self) -> bool:
@@ -252,6 +256,12 @@ def plan_files(
             continue
         if kind == "model" and not c.gemini_stream:
             continue
+        if c.encoding:
+            notes.append(
+                f"req {c.number}: the body is {c.encoding}-encoded and cannot be decoded; no "
+                "fixture (ask the upstream for gzip or none: Accept-Encoding)"
+            )
+            continue
         data, events, left_out = fixture_from_chunks(c.chunks, first_at_zero=kind == "a2a")
         if not events:
             notes.append(f"req {c.number}: the stream held no complete event; no fixture")
@@ -288,6 +298,9 @@ def plan_files(
         headers = ", ".join(f"{k}: {v}" for k, v in redact_headers(c.request_headers))
         if headers:
             seen.append(f"#     request headers: {headers}")
+        answered = ", ".join(f"{k}: {v}" for k, v in redact_headers(c.response_headers))
+        if answered:
+            seen.append(f"#     response headers: {answered}")
     if not captured:
         seen.append("#   (no requests)")
     return "\n".join([*header, *body, *seen]) + "\n", fixtures, notes

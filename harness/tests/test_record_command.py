@@ -226,3 +226,97 @@ def test_bad_input_is_exit_2_with_the_reason(
     assert any(said in line for line in process.err), process.output()
     assert "Traceback" not in process.output()
     assert not any(tmp_path.iterdir())
+
+
+# --- the recording link in process --------------------------------------------------------
+
+
+async def test_the_recording_link_forwards_unchanged_and_keeps_timed_inflated_bytes() -> None:
+    """A gzip SSE body reaches the client as sent (still gzip), and the recording holds it
+    inflated, each piece at the time its write went out; the response headers are kept."""
+    import asyncio
+    import gzip
+    import zlib
+
+    import aiohttp
+    from aiohttp import web
+
+    from harness.standalone.record import RecordingProxy
+    from harness.standalone.recorded import plan_files
+
+    events = [b'data: {"n":1}\r\n\r\n', b'data: {"n":2}\r\n\r\n']
+    packer = zlib.compressobj(wbits=31)
+    pieces = [packer.compress(events[0]) + packer.flush(zlib.Z_SYNC_FLUSH)]
+    pieces.append(packer.compress(events[1]) + packer.flush())
+
+    async def stream(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": "text/event-stream",
+                "Content-Encoding": "gzip",
+                "Set-Cookie": "session=8f2b9c1d77; HttpOnly",
+            }
+        )
+        await response.prepare(request)
+        await response.write(pieces[0])
+        await asyncio.sleep(0.3)
+        await response.write(pieces[1])
+        await response.write_eof()
+        return response
+
+    app = web.Application()
+    app.router.add_post("/{tail:.*}", stream)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    proxy = RecordingProxy(f"http://127.0.0.1:{port}")
+    try:
+        url = await proxy.start()
+        async with (
+            aiohttp.ClientSession(auto_decompress=False) as session,
+            session.post(
+                f"{url}/v1beta/models/m:streamGenerateContent?alt=sse&key={GOOGLE_KEY}",
+                data=b"{}",
+                headers={"x-goog-api-key": GOOGLE_KEY},
+            ) as response,
+        ):
+            raw = await response.read()
+        assert gzip.decompress(raw) == b"".join(events)  # forwarded as the upstream sent it
+        assert await proxy.wait_quiet(5)
+    finally:
+        await proxy.close()
+        await runner.cleanup()
+    (captured,) = proxy.captured
+    assert b"".join(data for _, data in captured.chunks) == b"".join(events)
+    (first, t1), (second, t2) = ((c[1], c[0]) for c in captured.chunks)
+    assert (first, second) == tuple(events)
+    assert t1 < 0.2 <= t2 < 5.0
+    assert ("Content-Encoding", "gzip") in captured.response_headers
+    text, (fixture,), _ = plan_files(
+        [captured], kind="model", name="gz", upstream="http://127.0.0.1:9", written_at="now"
+    )
+    stamped = parse_fixture(fixture.data, "gz")
+    assert [e.raw for e in stamped] == events
+    assert [e.at for e in stamped] == [round(t1, 3), round(t2, 3)]
+    assert GOOGLE_KEY not in text and "8f2b9c1d77" not in text
+    assert "Set-Cookie: REDACTED" in text and "x-goog-api-key: REDACTED" in text
+    assert f"key={GOOGLE_KEY}" not in text and "key=REDACTED" in text
+
+
+def test_a_body_in_an_encoding_it_cannot_undo_gives_a_note_not_a_fixture() -> None:
+    from harness.standalone.recorded import Captured, plan_files
+
+    brotli = Captured(
+        0, "POST", "/v1beta/models/m:streamGenerateContent?alt=sse", None, (), b"{}", 200,
+        "text/event-stream", (), (("Content-Encoding", "br"),), "br",
+    )  # fmt: skip
+    _, fixtures, notes = plan_files(
+        [brotli], kind="model", name="br", upstream="http://127.0.0.1:9", written_at="now"
+    )
+    assert fixtures == []
+    assert notes == [
+        "req 0: the body is br-encoded and cannot be decoded; no fixture (ask the upstream "
+        "for gzip or none: Accept-Encoding)"
+    ]
