@@ -212,16 +212,23 @@ def _cut_calls(obs: GatewayObservation) -> list[ModelCall]:
 
     A call the link ended with a well-formed end of body (a silent cut) is left out: to the
     gateway it looks like a stream that ended without a finish reason, and ADK stores that
-    aggregate by design ("accumulated content is never dropped")."""
+    aggregate by design ("accumulated content is never dropped").
+
+    The link's own loud cut counts whatever the fake model managed to write: a proxy that
+    buffers (toxiproxy) may take the whole answer from the model before it resets the
+    gateway's side, and what the gateway got is what decides."""
     ends = {e.request: e for e in obs.link_events.get("model", ()) if e.kind == "end"}
     cut: list[ModelCall] = []
     for call in obs.model_calls:
         if call.error_sent is not None:  # {"error": ...} in the middle of the answer
             cut.append(call)
             continue
+        end = ends.get(call.index)
+        if end is not None and end.by == "proxy" and end.how in LOUD_ENDS:
+            cut.append(call)
+            continue
         if call.completed:
             continue
-        end = ends.get(call.index)
         if end is not None and end.how == "clean":
             continue
         if call.closed_early or (end is not None and end.how in LOUD_ENDS):

@@ -65,3 +65,40 @@ def test_a_clean_cut_without_finish_reason_is_not_a_broken_stream() -> None:
         history=(user_event(), call_event(LOOKUP), response_event(), text_event(CHUNKS[0])),
     )
     assert_not_applicable(no_half_record_verdicts(obs), "GW-NO-HALF-RECORD")
+
+
+def test_a_reset_by_the_link_counts_even_when_the_model_wrote_its_whole_answer() -> None:
+    # A buffering proxy (toxiproxy) can take the whole answer from the model, then reset the
+    # gateway's side after the second event: the gateway still got half an answer.
+    obs = worked_example(
+        model_calls=(
+            model_call(0, calls=[LOOKUP]),
+            model_call(1, text="".join(CHUNKS), chunks=len(CHUNKS), completed=True),
+        ),
+        link_events={"model": (RESET,)},
+        history=(
+            user_event(),
+            call_event(LOOKUP),
+            response_event(),
+            text_event(CHUNKS[0] + CHUNKS[1], id="draft"),
+        ),
+    )
+    assert_fails(
+        no_half_record_verdicts(obs),  # type: ignore[arg-type]
+        "GW-NO-HALF-RECORD",
+        "what had arrived of model call #1's answer",
+    )
+    ok = obs.model_copy(update={"history": (*obs.history[:3], error_event("UNAVAILABLE"))})
+    assert_passes(no_half_record_verdicts(ok), "GW-NO-HALF-RECORD")  # type: ignore[arg-type]
+
+
+def test_a_client_that_hangs_up_after_a_whole_answer_is_not_a_broken_stream() -> None:
+    hung_up = RESET.model_copy(update={"by": "client"})
+    obs = worked_example(
+        model_calls=(
+            model_call(0, calls=[LOOKUP]),
+            model_call(1, text="".join(CHUNKS), chunks=len(CHUNKS), completed=True),
+        ),
+        link_events={"model": (hung_up,)},
+    )
+    assert_not_applicable(no_half_record_verdicts(obs), "GW-NO-HALF-RECORD")
