@@ -11,6 +11,7 @@ recovery's resubscribe ends long before 40 s; the model's first call has a singl
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +43,8 @@ def scenarios(tmp_path_factory: pytest.TempPathFactory) -> Path:
     reset = _without_matching("scenarios/gateway/model_link_reset.yaml")
     (folder / "story.yaml").write_text(yaml.safe_dump(story, sort_keys=False))
     (folder / "reset.yaml").write_text(yaml.safe_dump(reset, sort_keys=False))
+    # The story replays a canned stream: its fixture path is found from the scenario's folder up.
+    shutil.copytree(ROOT / "fixtures", folder.parent / "fixtures")
     return folder
 
 
