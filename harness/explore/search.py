@@ -390,8 +390,11 @@ def _check_target(opts: Options, kind: str) -> None:
             raise ExploreError(f"--bug {opts.bug}: unknown; choose one of {', '.join(names)}")
 
 
-def explore(opts: Options, err: TextIO = sys.stderr, out: TextIO = sys.stdout) -> int:
-    """Run the search; the exit status (see the module's ``EXIT_*``)."""
+def explore(opts: Options, err: TextIO | None = None, out: TextIO | None = None) -> int:
+    """Run the search; the exit status (see the module's ``EXIT_*``). Progress goes to ``err``,
+    the outcome to ``out`` (default: the process's stderr and stdout)."""
+    err = err if err is not None else sys.stderr
+    out = out if out is not None else sys.stdout
     try:
         _check_options(opts)
         scenario, had_faults = load_scenario(opts.scenario)
