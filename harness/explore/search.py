@@ -35,7 +35,7 @@ from harness.capabilities import ScenarioSkipped
 from harness.durations import DEFAULT_TIME_SCALE
 from harness.explore.reproducer import Provenance, has_link_faults, reproducer_text, with_plan
 from harness.explore.reproducer import file_name as reproducer_file_name
-from harness.explore.space import Space, a2a_matches, describe_plan, plans
+from harness.explore.space import BROWSER_ACTIONS, Space, a2a_matches, describe_plan, plans
 from harness.interrupts import Interrupts
 from harness.loop import BackgroundLoop
 from harness.suites import suite
@@ -104,10 +104,20 @@ class _Scenario:
     space: Space
 
 
-def _resolve(name: str) -> Path:
+def _resolve(name: str) -> tuple[Path, str | None]:
+    """The file that holds ``name`` and, when ``name`` is a scenario id, that id."""
     path = Path(name)
     if path.exists():
-        return path
+        return path, None
+    holder, sep, wanted = name.rpartition("::")
+    if sep and Path(holder).is_file():
+        try:
+            ids = [entry.scenario.id for entry in load_scenarios(holder)]
+        except ScenarioError as exc:
+            raise ExploreError(str(exc)) from None
+        if wanted not in ids:
+            raise ExploreError(f"{holder}: no scenario {wanted!r} (it holds {', '.join(ids)})")
+        return Path(holder), wanted
     from harness.bundled import bundled_scenarios
 
     folder = bundled_scenarios()
@@ -118,26 +128,35 @@ def _resolve(name: str) -> Path:
             except ScenarioError:
                 continue
             if any(entry.scenario.id == name for entry in loaded):
-                return file
-    raise ExploreError(f"{name}: no such scenario file, and no bundled scenario has that id")
+                return file, name
+    raise ExploreError(
+        f"{name}: no such scenario file, and no bundled scenario has that id (FILE::ID names "
+        "one scenario of a file)"
+    )
 
 
 def load_scenario(name: str) -> tuple[_Scenario, bool]:
     """The scenario at ``name`` (a file holding one scenario, or a bundled scenario's id) with
     its link faults removed, and whether it had any."""
-    path = _resolve(name)
+    path, wanted = _resolve(name)
     if path.is_dir():
         raise ExploreError(f"{path}: a folder; explore takes one scenario file")
     try:
         loaded = load_scenarios(path)
     except ScenarioError as exc:
         raise ExploreError(str(exc)) from None
-    if len(loaded) != 1:
-        ids = ", ".join(entry.scenario.id for entry in loaded)
-        raise ExploreError(f"{path}: holds {len(loaded)} scenarios ({ids}); explore takes one")
-    scenario = loaded[0].scenario
     docs = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
-    data = docs[0]
+    if wanted is not None:
+        index = next(i for i, entry in enumerate(loaded) if entry.scenario.id == wanted)
+    elif len(loaded) == 1:
+        index = 0
+    else:
+        ids = ", ".join(entry.scenario.id for entry in loaded)
+        raise ExploreError(
+            f"{path}: holds {len(loaded)} scenarios ({ids}); name one of them by its id"
+        )
+    scenario = loaded[index].scenario
+    data = docs[index]
     had_faults = has_link_faults(data)
     base = with_plan(data, {})
     model = type(scenario)
@@ -161,7 +180,7 @@ def load_scenario(name: str) -> tuple[_Scenario, bool]:
     else:
         assert isinstance(stripped, GatewayScenario)
         links = ("browser", "model") if stripped.model_path == "direct" else ("browser",)
-        space = Space(links, stripped.horizon, events=15)
+        space = Space(links, stripped.horizon, events=15, only={"browser": BROWSER_ACTIONS})
     found = _Scenario(
         file=str(path),
         data=base,

@@ -15,6 +15,11 @@ time, on the request, on an idle gap), counts and times shrink to 0, a fault mat
 first request of its kind (``occurrence: 1``) before every request, and on the A2A link it
 matches ``message/stream`` first.
 
+On a gateway's ``browser`` link (the harness's own connection to the gateway) only the
+actions that shape the stream without breaking it are drawn (:data:`BROWSER_ACTIONS`): a cut
+there is judged as the gateway's stream, so it would "break" every gateway, the reference too.
+The browser going away is the scenario's ``request.disconnect_after_frames``, not a link fault.
+
 Left out on purpose: the scenario's own model-chunk boundaries and delays (the fake's script
 is kept as written; the ``split``, ``drip`` and ``delay`` actions shape the wire instead), and
 ``after_bytes`` (``after_event`` says the same thing in a unit a scenario author reads).
@@ -23,7 +28,7 @@ is kept as written; the ``split``, ``drip`` and ``delay`` actions shape the wire
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from hypothesis import strategies as st
@@ -33,6 +38,7 @@ from harness.faults.plan import Fault
 
 __all__ = [
     "ACTION_ORDER",
+    "BROWSER_ACTIONS",
     "MAX_FAULTS",
     "TRIGGER_ORDER",
     "Space",
@@ -87,6 +93,9 @@ _TRIGGERS_FOR: Final[Mapping[str, tuple[str, ...]]] = {
 }
 
 _CUTS: Final = 4
+
+BROWSER_ACTIONS: Final = ("delay", "stall_for", "drip", "split")
+"""The actions a gateway's browser link may get: late, paused, dripped or split, never cut."""
 _STATUS_CODES: Final = (502, 503, 504, 500, 404, 401)
 _CORRUPTIONS: Final = ("truncate_json", "drop_blank_line", "bom", "cr_only")
 _OCCURRENCES: Final[tuple[int | None, ...]] = (1, None, 2)
@@ -107,6 +116,8 @@ class Space:
     within it (a fault after the last event changes nothing). Default: the horizon."""
     events: int = MAX_AFTER_EVENT
     """About how many events a response carries: ``after_event`` counts up to it."""
+    only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per link, the only actions (names of :data:`ACTION_ORDER`) it may get, if restricted."""
 
     @property
     def trigger_horizon(self) -> float:
@@ -119,6 +130,10 @@ class Space:
             raise ValueError(f"the horizon must be positive, not {self.horizon!r}")
         if self.events < 0:
             raise ValueError(f"events cannot be negative, not {self.events!r}")
+        for link, actions in self.only.items():
+            unknown = [a for a in actions if a not in ACTION_ORDER]
+            if link not in self.links or not actions or unknown:
+                raise ValueError(f"only[{link!r}] must name some of {', '.join(ACTION_ORDER)}")
 
 
 def a2a_matches(wire: str) -> tuple[dict[str, str], ...]:
@@ -148,9 +163,13 @@ def fault_data(draw: st.DrawFn, space: Space, link: str) -> dict[str, Any]:
     """One fault as YAML-shaped data, valid for ``link``."""
     # Half the faults are one of the four ways a stream is cut (what incidents mostly are),
     # half one of the rest; either way shrinking goes to a reset.
-    action = draw(
-        st.one_of(st.sampled_from(ACTION_ORDER[:_CUTS]), st.sampled_from(ACTION_ORDER[_CUTS:]))
-    )
+    allowed = space.only.get(link)
+    if allowed is not None:
+        action = draw(st.sampled_from([a for a in ACTION_ORDER if a in allowed]))
+    else:
+        action = draw(
+            st.one_of(st.sampled_from(ACTION_ORDER[:_CUTS]), st.sampled_from(ACTION_ORDER[_CUTS:]))
+        )
     trigger = draw(st.sampled_from(_TRIGGERS_FOR[action]))
     when: dict[str, Any] = {}
     when.update(draw(st.sampled_from(space.matches)))

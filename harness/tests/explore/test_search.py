@@ -120,7 +120,13 @@ def test_a_file_of_several_scenarios_is_refused(tmp_path: Path) -> None:
     two.write_text(text + "\n---\n" + text.replace("happy-path-1-0-wire", "other"), "utf-8")
     code, _out, err = _explore(Options(scenario=str(two), out=tmp_path))
     assert code == EXIT_BAD_INPUT
-    assert "holds 2 scenarios" in err
+    assert "holds 2 scenarios" in err and "name one of them by its id" in err
+    from harness.explore.search import load_scenario
+
+    scenario, _ = load_scenario(f"{two}::a2a_client/other")
+    assert scenario.id == "a2a_client/other" and scenario.data["id"] == "a2a_client/other"
+    code, _out, err = _explore(Options(scenario=f"{two}::nope", out=tmp_path))
+    assert code == EXIT_BAD_INPUT and "no scenario 'nope'" in err
 
 
 def _in_session(sid: int) -> list[int]:

@@ -9,6 +9,7 @@ from hypothesis import find, given, settings
 
 from harness.durations import parse_duration
 from harness.explore.space import (
+    BROWSER_ACTIONS,
     MAX_FAULTS,
     Space,
     a2a_matches,
@@ -19,7 +20,7 @@ from harness.explore.space import (
 from harness.faults.plan import Fault, parse_plan
 
 A2A = Space(("a2a",), 30.0, a2a_matches("0.3"), active=5.0, events=5)
-GATEWAY = Space(("browser", "model"), 30.0, events=15)
+GATEWAY = Space(("browser", "model"), 30.0, events=15, only={"browser": BROWSER_ACTIONS})
 
 
 def _check(space: Space, plan: dict[str, list[dict[str, Any]]]) -> None:
@@ -58,6 +59,12 @@ def test_gateway_plans_are_valid(plan: dict[str, Any]) -> None:
     for faults in plan.values():
         for fault in faults:
             assert "rpc" not in fault["when"]
+    for fault in plan["browser"]:
+        # The harness's own connection is shaped, never cut.
+        action = Fault.model_validate(fault).action
+        assert action in ("delay", "stall", "drip", "split")
+        if action == "stall":
+            assert fault["do"]["stall"]["for"]
 
 
 def test_the_first_plan_drawn_is_the_empty_plan_and_a_minimal_fault_is_a_reset() -> None:
@@ -93,3 +100,5 @@ def test_a_space_needs_links_and_a_horizon() -> None:
     with pytest.raises(ValueError, match="horizon"):
         Space(("a2a",), 0.0)
     assert Space(("a2a",), 30.0, active=50.0).trigger_horizon == 30.0
+    with pytest.raises(ValueError, match="only"):
+        Space(("a2a",), 30.0, only={"a2a": ("explode",)})
