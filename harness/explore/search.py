@@ -11,7 +11,8 @@ requirement is the one the search then holds on to while hypothesis shrinks the 
 
 Results are remembered per plan, so hypothesis's final replay of the shrunk plan never runs
 the target again and a timing wobble cannot make it report the search itself as flaky; the
-found plan is rerun once, for real, before anything is written (the flakiness guard).
+found plan is rerun once, for real and on a freshly started environment, before anything is
+written (the flakiness guard).
 """
 
 from __future__ import annotations
@@ -260,6 +261,15 @@ class _Explorer:
         )
         self.loop.run(self.env.start(), timeout=START_BUDGET)
 
+    def restart(self) -> None:
+        """A fresh environment, as ``streamproof run`` would start (nothing left from the
+        search's examples)."""
+        if self.env is not None:
+            env, self.env = self.env, None
+            with contextlib.suppress(Exception):
+                self.loop.run(env.close(), timeout=30)
+        self.start()
+
     def run_plan(self, plan: Plan) -> dict[str, str]:
         """The MUSTs ``plan`` breaks (requirement -> message); ``{}`` when the run did not end."""
         assert self.env is not None
@@ -483,7 +493,14 @@ def _search(explorer: _Explorer, opts: Options, scenario: _Scenario, out: TextIO
         )
         return EXIT_NOTHING
     requirement = state.requirement
-    explorer.say(f"rerunning the shrunk plan once: {describe_plan(found)}")
+    explorer.say(
+        f"rerunning the shrunk plan once, on a freshly started target: {describe_plan(found)}"
+    )
+    try:
+        explorer.restart()
+    except (TargetError, TargetConfigError, TimeoutError, OSError) as exc:
+        print(f"streamproof explore: the target could not restart: {exc}", file=out)
+        return EXIT_TARGET
     again = explorer.run_plan(found)
     if requirement not in again:
         print(
