@@ -116,6 +116,23 @@ def _parser() -> argparse.ArgumentParser:
     mutants.add_argument("--time-scale", metavar="F", type=float, default=None)
     mutants.add_argument("--report-dir", metavar="DIR", default="reports")
 
+    explore = sub.add_parser(
+        "explore",
+        help="search fault plans with hypothesis and write the smallest failing scenario",
+    )
+    explore.add_argument("scenario", metavar="SCENARIO", help="a scenario file or bundled id")
+    explore.add_argument(
+        "--target", metavar="FILE", help="target file (default: bundled reference)"
+    )
+    explore.add_argument("--bug", metavar="NAME", help="seed a reference's defect (a mutant)")
+    explore.add_argument("--max-examples", metavar="N", type=int, default=200)
+    explore.add_argument(
+        "--time-budget", metavar="D", default="10m", help="wall time for the search (10m)"
+    )
+    explore.add_argument("--seed", metavar="S", type=int, default=None)
+    explore.add_argument("--out", metavar="DIR", default="reports")
+    explore.add_argument("--time-scale", metavar="F", type=float, default=None)
+
     validate = sub.add_parser(
         "validate", help="check scenario and target files without running them"
     )
@@ -304,6 +321,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return _validate(args.paths)
     if args.command == "mutants":
         return _mutants(args)
+    if args.command == "explore":
+        return _explore(args)
     if args.command == "schema":
         from harness.suites.schema import scenario_schema, target_schema
 
@@ -746,6 +765,32 @@ def _not_a_run(report: object) -> str | None:
     if not any(isinstance(s, dict) and "verdicts" in s for s in scenarios):
         return "that run judged no scenario (all skipped or errored): nothing to record"
     return None
+
+
+def _explore(args: argparse.Namespace) -> int:
+    from harness.durations import DEFAULT_TIME_SCALE, parse_duration
+    from harness.explore.search import Options, explore
+
+    try:
+        budget = parse_duration(
+            float(args.time_budget)
+            if args.time_budget.replace(".", "", 1).isdigit()
+            else args.time_budget
+        )
+    except ValueError as exc:
+        print(f"streamproof explore: --time-budget {args.time_budget}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    options = Options(
+        scenario=args.scenario,
+        target=args.target,
+        bug=args.bug,
+        max_examples=args.max_examples,
+        time_budget=budget,
+        seed=args.seed,
+        out=Path(args.out),
+        time_scale=args.time_scale if args.time_scale is not None else DEFAULT_TIME_SCALE,
+    )
+    return explore(options)
 
 
 def _mutants(args: argparse.Namespace) -> int:

@@ -1,0 +1,540 @@
+"""The search behind ``streamproof explore``: one started environment, hypothesis's ``find``.
+
+The scenario is loaded as ``streamproof run`` loads it and its link faults are removed. The
+environment (target and fakes) is started once; every example is that scenario with a drawn
+fault plan (:mod:`harness.explore.space`) on its links, run through the environment, which
+resets per scenario, within the scenario's own scaled ``run_timeout``. An example is a finding
+when a MUST requirement fails (a scenario's own ``expect`` verdicts are not requirements and do
+not count: a fault the scenario never planned may well change its ledger). The first broken
+requirement is the one the search then holds on to while hypothesis shrinks the plan (the
+``--bug``'s intended requirement when it is among those broken).
+
+Results are remembered per plan, so hypothesis's final replay of the shrunk plan never runs
+the target again and a timing wobble cannot make it report the search itself as flaky; the
+found plan is rerun once, for real and on a freshly started environment, before anything is
+written (the flakiness guard).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+import yaml
+from hypothesis import HealthCheck, Phase, example, given, seed, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import NoSuchExample, Unsatisfiable
+
+from harness.capabilities import ScenarioSkipped
+from harness.durations import DEFAULT_TIME_SCALE
+from harness.explore.reproducer import Provenance, has_link_faults, reproducer_text, with_plan
+from harness.explore.reproducer import file_name as reproducer_file_name
+from harness.explore.space import BROWSER_ACTIONS, Space, a2a_matches, describe_plan, plans
+from harness.interrupts import Interrupts
+from harness.loop import BackgroundLoop
+from harness.suites import suite
+from harness.suites.a2a_client.scenario import A2AClientScenario
+from harness.suites.gateway.scenario import GatewayScenario
+from harness.suites.loading import ScenarioError, load_scenarios
+from harness.targets.errors import TargetConfigError, TargetError
+from harness.verdicts import Kind, Level, Outcome, Verdict
+
+if TYPE_CHECKING:
+    from harness.suite_interface import Environment
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_FOUND",
+    "EXIT_NOTHING",
+    "EXIT_TARGET",
+    "ExploreError",
+    "Options",
+    "explore",
+    "must_failures",
+]
+
+EXIT_NOTHING, EXIT_FOUND, EXIT_BAD_INPUT, EXIT_TARGET = 0, 1, 2, 3
+
+START_BUDGET = 180.0
+"""Seconds the environment gets to start, as for ``streamproof run``."""
+
+Plan = dict[str, list[dict[str, Any]]]
+
+
+class ExploreError(Exception):
+    """Bad input: the message names what was wrong and where it came from."""
+
+
+@dataclass(frozen=True)
+class Options:
+    scenario: str
+    target: str | None = None
+    bug: str | None = None
+    max_examples: int = 200
+    time_budget: float = 600.0
+    seed: int | None = None
+    out: Path = Path("reports")
+    time_scale: float = DEFAULT_TIME_SCALE
+
+
+def must_failures(verdicts: Sequence[Verdict]) -> dict[str, str]:
+    """The MUST requirements that failed, with the first failing verdict's message."""
+    out: dict[str, str] = {}
+    for v in verdicts:
+        if v.kind is Kind.REQUIREMENT and v.level == Level.MUST and v.outcome == Outcome.FAIL:
+            out.setdefault(v.requirement, v.message.removeprefix(f"{v.requirement}: "))
+    return out
+
+
+@dataclass
+class _Scenario:
+    file: str
+    data: dict[str, Any]
+    model: type[Any]
+    id: str
+    kind: str
+    horizon: float
+    run_timeout: float
+    space: Space
+
+
+def _resolve(name: str) -> tuple[Path, str | None]:
+    """The file that holds ``name`` and, when ``name`` is a scenario id, that id."""
+    path = Path(name)
+    if path.exists():
+        return path, None
+    holder, sep, wanted = name.rpartition("::")
+    if sep and Path(holder).is_file():
+        try:
+            ids = [entry.scenario.id for entry in load_scenarios(holder)]
+        except ScenarioError as exc:
+            raise ExploreError(str(exc)) from None
+        if wanted not in ids:
+            raise ExploreError(f"{holder}: no scenario {wanted!r} (it holds {', '.join(ids)})")
+        return Path(holder), wanted
+    from harness.bundled import bundled_scenarios
+
+    folder = bundled_scenarios()
+    if folder is not None:
+        for file in sorted(folder.rglob("*.yaml")):
+            try:
+                loaded = load_scenarios(file)
+            except ScenarioError:
+                continue
+            if any(entry.scenario.id == name for entry in loaded):
+                return file, name
+    raise ExploreError(
+        f"{name}: no such scenario file, and no bundled scenario has that id (FILE::ID names "
+        "one scenario of a file)"
+    )
+
+
+def load_scenario(name: str) -> tuple[_Scenario, bool]:
+    """The scenario at ``name`` (a file holding one scenario, or a bundled scenario's id) with
+    its link faults removed, and whether it had any."""
+    path, wanted = _resolve(name)
+    if path.is_dir():
+        raise ExploreError(f"{path}: a folder; explore takes one scenario file")
+    try:
+        loaded = load_scenarios(path)
+    except ScenarioError as exc:
+        raise ExploreError(str(exc)) from None
+    docs = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
+    if wanted is not None:
+        index = next(i for i, entry in enumerate(loaded) if entry.scenario.id == wanted)
+    elif len(loaded) == 1:
+        index = 0
+    else:
+        ids = ", ".join(entry.scenario.id for entry in loaded)
+        raise ExploreError(
+            f"{path}: holds {len(loaded)} scenarios ({ids}); name one of them by its id"
+        )
+    scenario = loaded[index].scenario
+    data = docs[index]
+    had_faults = has_link_faults(data)
+    base = with_plan(data, {})
+    model = type(scenario)
+    try:
+        stripped = model.model_validate(base)
+    except ValueError as exc:
+        raise ExploreError(
+            f"{path}: without its link faults the scenario is invalid: {exc}"
+        ) from None
+    if isinstance(stripped, A2AClientScenario):
+        steps = stripped.task or ()
+        times = [float(step.at) for step in steps if getattr(step, "at", None) is not None]
+        active = max(times) + 1.0 if times else None
+        space = Space(
+            ("a2a",),
+            stripped.horizon,
+            a2a_matches(stripped.server.wire),
+            active,
+            max(len(steps), 1),
+        )
+    else:
+        assert isinstance(stripped, GatewayScenario)
+        links = ("browser", "model") if stripped.model_path == "direct" else ("browser",)
+        space = Space(links, stripped.horizon, events=15, only={"browser": BROWSER_ACTIONS})
+    found = _Scenario(
+        file=str(path),
+        data=base,
+        model=model,
+        id=scenario.id,
+        kind=scenario.kind,
+        horizon=stripped.horizon,
+        run_timeout=stripped.limits.run_timeout,
+        space=space,
+    )
+    return found, had_faults
+
+
+@dataclass
+class _State:
+    started: float = field(default_factory=time.monotonic)
+    tried: int = 0
+    requirement: str | None = None
+    best: Plan | None = None
+    best_message: str = ""
+    errors: int = 0
+    out_of_time: bool = False
+    memo: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+def _key(plan: Mapping[str, Any]) -> str:
+    return json.dumps(plan, sort_keys=True)
+
+
+def _fmt_s(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+class _Explorer:
+    def __init__(
+        self, opts: Options, scenario: _Scenario, err: TextIO, loop: BackgroundLoop
+    ) -> None:
+        self.opts = opts
+        self.scenario = scenario
+        self.err = err
+        self.loop = loop
+        self.env: Environment | None = None
+        self.state = _State()
+        self.deadline = self.state.started + opts.time_budget
+        self._last_progress = 0.0
+        intended = suite(scenario.kind).INTENDED
+        self.intended = intended.get(opts.bug) if opts.bug else None
+
+    # --- output ---
+
+    def say(self, text: str) -> None:
+        print(f"explore: {text}", file=self.err, flush=True)
+
+    def progress(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last_progress < 1.0:
+            return
+        self._last_progress = now
+        s = self.state
+        best = (
+            f"{s.requirement} with {describe_plan(s.best)}"
+            if s.best is not None and s.requirement
+            else "none yet"
+        )
+        self.say(
+            f"{s.tried} example(s) tried, {_fmt_s(self.deadline - now)} left; "
+            f"best failure so far: {best}"
+        )
+
+    # --- running ---
+
+    def start(self) -> None:
+        described = suite(self.scenario.kind)
+        self.env = described.environment(
+            self.opts.target, bug=self.opts.bug, time_scale=self.opts.time_scale, engine=None
+        )
+        self.loop.run(self.env.start(), timeout=START_BUDGET)
+
+    def restart(self) -> None:
+        """A fresh environment, as ``streamproof run`` would start (nothing left from the
+        search's examples)."""
+        if self.env is not None:
+            env, self.env = self.env, None
+            with contextlib.suppress(Exception):
+                self.loop.run(env.close(), timeout=30)
+        self.start()
+
+    def run_plan(self, plan: Plan) -> dict[str, str]:
+        """The MUSTs ``plan`` breaks (requirement -> message); ``{}`` when the run did not end."""
+        assert self.env is not None
+        scenario = self.scenario.model.model_validate(with_plan(self.scenario.data, plan))
+        budget = self.env.scale(self.scenario.run_timeout) + 60.0
+        try:
+            result: Any = self.loop.run(
+                self.env.run(scenario), timeout=budget, tick=lambda _s: self.progress()
+            )
+        except TimeoutError:
+            self.state.errors += 1
+            self.say(f"the run of {describe_plan(plan)} did not end within {budget:.0f}s")
+            return {}
+        return must_failures(result.verdicts)
+
+    def condition(self, plan: Plan) -> bool:
+        s = self.state
+        key = _key(plan)
+        failed = s.memo.get(key)
+        if failed is None:
+            if time.monotonic() >= self.deadline:
+                s.out_of_time = True
+                return False
+            s.tried += 1
+            failed = self.run_plan(plan)
+            s.memo[key] = failed
+            self.progress()
+        if not failed:
+            return False
+        if s.requirement is None:
+            s.requirement = self.intended if self.intended in failed else sorted(failed)[0]
+            self.say(
+                f"example {s.tried} breaks {', '.join(sorted(failed))}: "
+                f"{describe_plan(plan)}; shrinking on {s.requirement}"
+            )
+        if s.requirement not in failed:
+            return False
+        s.best = plan  # hypothesis only accepts a shrink that still fails: the latest is best
+        s.best_message = failed[s.requirement]
+        return True
+
+
+class _Found(Exception):
+    """Raised inside the hypothesis test when a plan breaks the requirement searched for."""
+
+
+def _find(
+    explorer: _Explorer,
+    space: Space,
+    config: settings,
+    seed_value: int | None,
+    known: Sequence[Plan],
+) -> Plan | None:
+    """Hypothesis's ``find``, with the plans found before tried first as explicit examples:
+    hypothesis's own example database is set aside under a seed (``hypothesis.seed``
+    disables it), so the known failures are kept beside it as well."""
+    last: list[Plan] = []
+
+    def inner(plan: Plan) -> None:
+        if explorer.condition(plan):
+            last[:] = [plan]
+            raise _Found
+
+    for plan in reversed(known):
+        inner = example(plan)(inner)
+    test = config(given(plans(space))(inner))
+    if seed_value is not None:
+        test = seed(seed_value)(test)
+    try:
+        test()
+    except _Found:
+        return last[0] if last else None
+    except BaseExceptionGroup as group:
+        if group.subgroup(_Found) is not None and last:
+            return last[0]
+        raise
+    except (NoSuchExample, Unsatisfiable):
+        return None
+    return None
+
+
+class _KnownFailures:
+    """The plans this search found before, in ``<db>/known/<key>.json``, newest last."""
+
+    def __init__(self, folder: Path, key: bytes) -> None:
+        self.path = folder / "known" / f"{key.hex()[:32]}.json"
+
+    def load(self) -> list[Plan]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        return [p for p in data if isinstance(p, dict)] if isinstance(data, list) else []
+
+    def add(self, plan: Plan) -> None:
+        plans_ = [p for p in self.load() if p != plan][-9:]
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps([*plans_, plan], indent=1), encoding="utf-8")
+
+
+def _database_key(opts: Options, scenario: _Scenario) -> bytes:
+    what = [scenario.id, scenario.file, opts.target or "", opts.bug or ""]
+    return hashlib.sha256("\0".join(what).encode()).digest()
+
+
+def _rerun_command(opts: Options, path: Path) -> str:
+    parts = ["streamproof", "run", str(path)]
+    if opts.target:
+        parts += ["--target", opts.target]
+    if opts.bug:
+        parts += ["--bug", opts.bug]
+    if opts.time_scale != DEFAULT_TIME_SCALE:
+        parts += ["--time-scale", f"{opts.time_scale:g}"]
+    return " ".join(parts)
+
+
+def _check_options(opts: Options) -> None:
+    if opts.max_examples < 1:
+        raise ExploreError("--max-examples must be 1 or more")
+    if not opts.time_budget > 0:
+        raise ExploreError("--time-budget must be a positive duration")
+    if not opts.time_scale > 0:
+        raise ExploreError("--time-scale must be a positive number")
+
+
+def _check_target(opts: Options, kind: str) -> None:
+    if opts.target is not None:
+        from harness.suites.input_files import check_target_file
+
+        checked = check_target_file(opts.target)
+        if checked.problems:
+            raise ExploreError("\n".join(map(str, checked.problems)))
+        target_kind = checked.target_kind or "gateway"
+        if target_kind != kind:
+            raise ExploreError(
+                f"--target {opts.target} is of kind {target_kind}, the scenario of kind {kind}"
+            )
+        try:
+            suite(kind).load_target(opts.target)
+        except TargetConfigError as exc:
+            raise ExploreError(str(exc)) from None
+    if opts.bug is not None:
+        from harness.suites import known_bugs
+
+        names = known_bugs(opts.target)
+        if opts.bug not in names:
+            raise ExploreError(f"--bug {opts.bug}: unknown; choose one of {', '.join(names)}")
+
+
+def explore(opts: Options, err: TextIO | None = None, out: TextIO | None = None) -> int:
+    """Run the search; the exit status (see the module's ``EXIT_*``). Progress goes to ``err``,
+    the outcome to ``out`` (default: the process's stderr and stdout)."""
+    err = err if err is not None else sys.stderr
+    out = out if out is not None else sys.stdout
+    try:
+        _check_options(opts)
+        scenario, had_faults = load_scenario(opts.scenario)
+        _check_target(opts, scenario.kind)
+    except ExploreError as exc:
+        print(f"streamproof explore: {exc}", file=err)
+        return EXIT_BAD_INPUT
+    interrupts = Interrupts()
+    interrupts.install()
+    loop = BackgroundLoop()
+    explorer = _Explorer(opts, scenario, err, loop)
+    try:
+        if had_faults:
+            explorer.say(f"{scenario.id}: its link faults are removed; the search plans its own")
+        try:
+            explorer.start()
+        except (TargetError, TargetConfigError, TimeoutError, OSError) as exc:
+            print(f"streamproof explore: the target could not start: {exc}", file=err)
+            return EXIT_TARGET
+        try:
+            return _search(explorer, opts, scenario, out)
+        except ScenarioSkipped as exc:
+            print(f"streamproof explore: {scenario.id} cannot run on this target: {exc}", file=err)
+            return EXIT_BAD_INPUT
+        except TargetError as exc:
+            print(f"streamproof explore: the target failed: {exc}", file=err)
+            return EXIT_TARGET
+    except KeyboardInterrupt:
+        explorer.say("interrupted; closing the target and the fakes")
+        return interrupts.exit_status or 130
+    finally:
+        interrupts.hold()
+        if explorer.env is not None:
+            with contextlib.suppress(Exception):
+                loop.run(explorer.env.close(), timeout=30)
+        loop.close()
+        interrupts.restore()
+
+
+def _search(explorer: _Explorer, opts: Options, scenario: _Scenario, out: TextIO) -> int:
+    db_dir = opts.out / "explore" / ".hypothesis"
+    config = settings(
+        max_examples=opts.max_examples,
+        deadline=None,
+        database=DirectoryBasedExampleDatabase(str(db_dir)),
+        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        print_blob=False,
+    )
+    explorer.say(
+        f"searching fault plans on {', '.join(scenario.space.links)} for {scenario.id} "
+        f"(horizon {scenario.horizon:g}s; at most {opts.max_examples} examples, "
+        f"{_fmt_s(opts.time_budget)})"
+    )
+    state = explorer.state
+    known = _KnownFailures(db_dir, _database_key(opts, scenario))
+    found = _find(explorer, scenario.space, config, opts.seed, known.load())
+    wall = time.monotonic() - state.started
+    explorer.progress(force=True)
+    if found is None or state.requirement is None:
+        why = "the time budget ran out" if state.out_of_time else "the examples ran out"
+        print(
+            f"nothing broke: {state.tried} fault plan(s) tried on {scenario.id} in "
+            f"{wall:.0f}s broke no MUST ({why})",
+            file=out,
+        )
+        return EXIT_NOTHING
+    requirement = state.requirement
+    explorer.say(
+        f"rerunning the shrunk plan once, on a freshly started target: {describe_plan(found)}"
+    )
+    try:
+        explorer.restart()
+    except (TargetError, TargetConfigError, TimeoutError, OSError) as exc:
+        print(f"streamproof explore: the target could not restart: {exc}", file=out)
+        return EXIT_TARGET
+    again = explorer.run_plan(found)
+    if requirement not in again:
+        print(
+            f"not reproducible: {describe_plan(found)} broke {requirement} once, but not when "
+            f"rerun ({', '.join(sorted(again)) or 'nothing'} broke); nothing written",
+            file=out,
+        )
+        return EXIT_NOTHING
+    folder = opts.out / "explore"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / reproducer_file_name(scenario.id, requirement)
+    rerun = _rerun_command(opts, path)
+    text = reproducer_text(
+        scenario.data,
+        found,
+        Provenance(
+            scenario_file=scenario.file,
+            scenario_id=scenario.id,
+            requirement=requirement,
+            target=opts.target or f"bundled {scenario.kind} reference",
+            bug=opts.bug,
+            seed=opts.seed,
+            examples=state.tried,
+            wall_s=wall,
+            fault=describe_plan(found),
+            rerun=rerun,
+            message=again[requirement],
+        ),
+    )
+    path.write_text(text, encoding="utf-8")
+    known.add(found)
+    print(
+        f"{requirement} broken by {describe_plan(found)} after {state.tried} example(s) in "
+        f"{wall:.0f}s; reproducer: {path}\nrerun: {rerun}",
+        file=out,
+    )
+    return EXIT_FOUND

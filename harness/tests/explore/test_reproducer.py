@@ -1,0 +1,78 @@
+"""A found plan becomes a scenario the normal loader accepts, with its provenance in a header."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from harness.explore.reproducer import (
+    Provenance,
+    file_name,
+    has_link_faults,
+    reproducer_id,
+    reproducer_text,
+    with_plan,
+)
+from harness.suites.loading import parse_scenarios
+
+ROOT = Path(__file__).resolve().parents[3]
+SUMMARY = ROOT / "scenarios" / "a2a_client" / "summary_survives_proxy_timeout.yaml"
+
+
+def _data() -> dict[str, object]:
+    data = yaml.safe_load(SUMMARY.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def test_with_plan_replaces_the_faults_and_keeps_the_links_other_keys() -> None:
+    data = {"id": "x", "links": {"a2a": [{"do": "rst"}], "forward": ["a2a"]}}
+    assert has_link_faults(data)
+    stripped = with_plan(data, {})
+    assert stripped["links"] == {"forward": ["a2a"]}
+    assert not has_link_faults(stripped)
+    assert data["links"] == {"a2a": [{"do": "rst"}], "forward": ["a2a"]}  # not changed
+    assert "links" not in with_plan({"id": "x", "links": {"a2a": [{"do": "rst"}]}}, {"a2a": []})
+    planned = with_plan(data, {"a2a": [{"do": "fin"}]})
+    assert planned["links"] == {"forward": ["a2a"], "a2a": [{"do": "fin"}]}
+
+
+def test_names() -> None:
+    name = file_name("a2a_client/summary-survives-proxy-timeout", "A2A-C-RECOVERY")
+    assert name == "a2a_client-summary-survives-proxy-timeout--A2A-C-RECOVERY.yaml"
+    rid = reproducer_id("a2a_client/summary-survives-proxy-timeout", "A2A-C-RECOVERY")
+    assert rid == "explore/a2a_client-summary-survives-proxy-timeout--a2a-c-recovery"
+
+
+def test_the_reproducer_loads_with_its_plan_and_says_how_it_was_found() -> None:
+    plan = {
+        "a2a": [
+            {"when": {"rpc": "message/stream", "after_event": 2, "occurrence": 1}, "do": "stall"}
+        ]
+    }
+    found = Provenance(
+        scenario_file=str(SUMMARY),
+        scenario_id="a2a_client/summary-survives-proxy-timeout",
+        requirement="A2A-C-RECOVERY",
+        target="bundled a2a-client reference",
+        bug="no-watchdog",
+        seed=7,
+        examples=12,
+        wall_s=34.5,
+        fault="a2a (rpc message/stream, occurrence 1): after_event: 2 -> stall",
+        rerun="streamproof run x.yaml --bug no-watchdog",
+        message="no recovery\nsecond line",
+    )
+    text = reproducer_text(_data(), plan, found)
+    header = [line for line in text.splitlines() if line.startswith("#")]
+    assert any("seed: 7; examples tried: 12; wall time: 34.5s" in line for line in header)
+    assert any("bug: no-watchdog" in line for line in header)
+    assert any(line.startswith("# Rerun: streamproof run x.yaml") for line in header)
+    [loaded] = parse_scenarios(text, "reproducer.yaml")
+    scenario = loaded.scenario
+    assert scenario.id == "explore/a2a_client-summary-survives-proxy-timeout--a2a-c-recovery"
+    assert scenario.requirements == ("A2A-C-RECOVERY",)
+    [fault] = scenario.links.a2a
+    assert fault.action == "stall" and str(fault.trigger) == "after_event: 2"
+    assert fault.when.rpc == "message/stream"
