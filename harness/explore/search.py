@@ -41,6 +41,7 @@ from harness.interrupts import Interrupts
 from harness.loop import BackgroundLoop
 from harness.suites import suite
 from harness.suites.a2a_client.scenario import A2AClientScenario
+from harness.suites.fixture_files import fixture_context, resolve_fixture
 from harness.suites.gateway.scenario import GatewayScenario
 from harness.suites.loading import ScenarioError, load_scenarios
 from harness.targets.errors import TargetConfigError, TargetError
@@ -157,12 +158,14 @@ def load_scenario(name: str) -> tuple[_Scenario, bool]:
             f"{path}: holds {len(loaded)} scenarios ({ids}); name one of them by its id"
         )
     scenario = loaded[index].scenario
-    data = docs[index]
+    # Canned streams (``fixture:``) are found from the scenario's folder up; the reproducer is
+    # written elsewhere (reports/explore/), so it names each one by its absolute path.
+    data = _absolute_fixtures(docs[index], path)
     had_faults = has_link_faults(data)
     base = with_plan(data, {})
     model = type(scenario)
     try:
-        stripped = model.model_validate(base)
+        stripped = model.model_validate(base, context=fixture_context(path))
     except ValueError as exc:
         raise ExploreError(
             f"{path}: without its link faults the scenario is invalid: {exc}"
@@ -193,6 +196,26 @@ def load_scenario(name: str) -> tuple[_Scenario, bool]:
         space=space,
     )
     return found, had_faults
+
+
+def _absolute_fixtures(data: Any, scenario_file: Path) -> Any:
+    """``data`` with every ``fixture:`` path replaced by the file it names, resolved from
+    ``scenario_file``'s folder up (left as written when it names no file: the loader said so
+    already)."""
+    if isinstance(data, dict):
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            if key == "fixture" and isinstance(value, str):
+                try:
+                    out[key] = str(resolve_fixture(value, scenario_file))
+                except ValueError:
+                    out[key] = value
+            else:
+                out[key] = _absolute_fixtures(value, scenario_file)
+        return out
+    if isinstance(data, list):
+        return [_absolute_fixtures(item, scenario_file) for item in data]
+    return data
 
 
 @dataclass
@@ -273,7 +296,9 @@ class _Explorer:
     def run_plan(self, plan: Plan) -> dict[str, str]:
         """The MUSTs ``plan`` breaks (requirement -> message); ``{}`` when the run did not end."""
         assert self.env is not None
-        scenario = self.scenario.model.model_validate(with_plan(self.scenario.data, plan))
+        scenario = self.scenario.model.model_validate(
+            with_plan(self.scenario.data, plan), context=fixture_context(self.scenario.file)
+        )
         budget = self.env.scale(self.scenario.run_timeout) + 60.0
         try:
             result: Any = self.loop.run(

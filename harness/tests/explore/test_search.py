@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from harness.cli import main
 from harness.explore.search import (
@@ -173,3 +174,20 @@ def test_ctrl_c_stops_the_search_and_leaves_no_process(tmp_path: Path) -> None:
     while _in_session(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _in_session(proc.pid) == []
+
+
+def test_a_scenario_that_replays_a_fixture_keeps_it_from_anywhere(tmp_path: Path) -> None:
+    """The reproducer lands in reports/explore/, not beside the scenario: its canned stream is
+    named by the file it resolved to, so it loads wherever it is written."""
+    from harness.explore.search import load_scenario
+    from harness.suites.loading import load_scenarios
+
+    story = ROOT / "scenarios" / "a2a_client" / "summary_survives_proxy_timeout.yaml"
+    scenario, _ = load_scenario(str(story))
+    fixture = Path(scenario.data["task"]["fixture"])
+    assert fixture.is_absolute() and fixture.is_file()
+    moved = tmp_path / "elsewhere" / "story.yaml"
+    moved.parent.mkdir()
+    moved.write_text(yaml.safe_dump(scenario.data, sort_keys=False), encoding="utf-8")
+    (loaded,) = load_scenarios(moved)
+    assert loaded.scenario.id == "a2a_client/summary-survives-proxy-timeout"
