@@ -5,7 +5,9 @@ the repository; the first folder, from the scenario file's own upward, that hold
 wins. So the bundled suites find the top-level ``fixtures/`` folder in the repository
 (``scenarios/gateway/`` -> ``scenarios/`` -> the root) and in an installed package
 (``harness/scenarios/gateway/`` -> ``harness/scenarios/`` -> ``harness/``, where the build
-maps the folder as ``harness.fixtures``), and a user's scenario finds its own.
+maps the folder as ``harness.fixtures``), and a user's scenario finds its own. A path under
+``fixtures/`` that no folder above the scenario holds is then looked up in the canned streams
+this streamproof ships, so a bundled scenario copied into a team's own folder keeps working.
 """
 
 from __future__ import annotations
@@ -13,9 +15,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from harness.bundled import bundled_scenarios
 from harness.protocol.fixture import FIXTURE_CONTEXT_KEY, FixtureSource
 
-__all__ = ["fixture_context", "fixture_source", "resolve_fixture"]
+__all__ = ["FIXTURE_PACKAGE", "fixture_context", "fixture_source", "resolve_fixture"]
+
+FIXTURE_PACKAGE = "harness.fixtures"
+"""The package the top-level ``fixtures/`` folder ships as (setup.py)."""
 
 _MAX_BYTES = 16 * 1024 * 1024
 """A fixture is a recorded response body, not a data set: larger files are refused."""
@@ -33,10 +39,25 @@ def resolve_fixture(written: str, scenario_file: str | Path) -> Path:
         candidate = folder / path
         if candidate.is_file():
             return candidate
+    shipped = _shipped(path)
+    if shipped is not None:
+        return shipped
     raise ValueError(
-        f"fixture {written!r}: not found in {start} or any folder above it "
-        "(a fixture path is relative to the scenario file's folder or one of its ancestors)"
+        f"fixture {written!r}: not found in {start} or any folder above it, nor among the "
+        "canned streams streamproof ships (a fixture path is relative to the scenario file's "
+        "folder or one of its ancestors; fixtures/... may also name a shipped one)"
     )
+
+
+def _shipped(path: Path) -> Path | None:
+    """``fixtures/<rest>`` among the canned streams this streamproof ships, if it is one."""
+    if len(path.parts) < 2 or path.parts[0] != "fixtures":
+        return None
+    root = bundled_scenarios(FIXTURE_PACKAGE)
+    if root is None:
+        return None
+    candidate = root.joinpath(*path.parts[1:])
+    return candidate if candidate.is_file() else None
 
 
 def _shown(path: Path) -> str:

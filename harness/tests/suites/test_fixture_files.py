@@ -60,6 +60,27 @@ def test_a_path_is_found_from_the_scenario_folder_upward(tmp_path: Path) -> None
     assert loaded.scenario.model[0].finish_reason is None, "the closer copy was read"
 
 
+def test_a_bundled_scenario_copied_elsewhere_keeps_its_shipped_streams(tmp_path: Path) -> None:
+    """A team copies a bundled scenario into its own folder, with no fixtures/ above it: its
+    ``fixtures/...`` paths fall back to the canned streams streamproof ships."""
+    from harness.bundled import bundled_scenarios
+    from harness.suites.fixture_files import FIXTURE_PACKAGE
+
+    shipped = bundled_scenarios(FIXTURE_PACKAGE)
+    assert shipped is not None
+    copy = tmp_path / "team" / "worked_example.yaml"
+    copy.parent.mkdir()
+    shutil.copy(ROOT / "scenarios" / "gateway" / "worked_example.yaml", copy)
+    (loaded,) = load_scenarios(copy)
+    assert loaded.scenario.id == "gateway/one-tool-call-streamed"
+    found = resolve_fixture("fixtures/gemini/max_tokens.sse", copy)
+    assert found == shipped / "gemini" / "max_tokens.sse"
+    with pytest.raises(ValueError, match="nor among the canned streams streamproof ships"):
+        resolve_fixture("fixtures/gemini/nope.sse", copy)
+    with pytest.raises(ValueError, match="not found in"):
+        resolve_fixture("streams/gemini/max_tokens.sse", copy)  # only fixtures/... is shipped
+
+
 def test_a_missing_fixture_names_the_scenario_line(tmp_path: Path) -> None:
     folder = _project(tmp_path)
     scenario = folder / "s.yaml"
