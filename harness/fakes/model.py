@@ -40,9 +40,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from aiohttp import web
 
@@ -59,6 +59,17 @@ __all__ = ["FakeModel", "ModelCall"]
 _POLL = 0.02
 """Seconds between checks of the caller's connection while a delay runs."""
 """Long agent histories exceed aiohttp's 1 MiB default request size."""
+
+
+class _Sent(NamedTuple):
+    """One event of a streamed answer as written: its delay, its bytes, and what it carried."""
+
+    delay: float
+    data: bytes
+    text: str
+    function_calls: Sequence[Mapping[str, Any]]
+    finish_reason: str | None
+    error: Mapping[str, Any] | None
 
 
 @dataclass
@@ -376,47 +387,49 @@ class FakeModel:
         scale: TimeScale,
     ) -> web.StreamResponse:
         if turn.replay is not None:
-            return await self._replay(request, state, turn.replay, scale)
+            # A canned stream (a ``fixture:`` turn) is written byte for byte, its own line ends
+            # included, with the recorded (or given) delay before each event.
+            return await self._write_stream(
+                request,
+                state,
+                scale,
+                (
+                    _Sent(e.delay, e.raw, e.text, e.function_calls, e.finish_reason, e.error)
+                    for e in turn.replay
+                ),
+            )
         events = gemini.stream_events(
             turn,
             model_version=route.model,
             response_id=gemini.new_response_id(),
             prompt_tokens=gemini.prompt_tokens(state.body),
         )
-        state.status = 200
-        response = web.StreamResponse(status=200, headers={"Content-Type": gemini.SSE_CONTENT_TYPE})
-        try:
-            await response.prepare(request)
-            for event in events:
-                if not await self._pause(request, state, scale(event.delay)):
-                    return self._abandon(request, response)
-                await response.write(event.frame(self._line_end))
-                state.chunks_sent += 1
-                if event.text:
-                    state.text.append(event.text)
-                    state.text_chunk_times.append(round(time.monotonic() - self._epoch, 4))
-                if event.function_call is not None:
-                    state.function_calls.append(event.function_call)
-                if event.finish_reason is not None:
-                    state.finish_reason = event.finish_reason
-                if event.error is not None:
-                    state.error = event.error
-            await response.write_eof()
-        except ConnectionError:
-            self._hung_up(state)
-            return response
-        state.completed = True
-        return response
+        return await self._write_stream(
+            request,
+            state,
+            scale,
+            (
+                _Sent(
+                    e.delay,
+                    e.frame(self._line_end),
+                    e.text,
+                    (e.function_call,) if e.function_call is not None else (),
+                    e.finish_reason,
+                    e.error,
+                )
+                for e in events
+            ),
+        )
 
-    async def _replay(
+    async def _write_stream(
         self,
         request: web.Request,
         state: _CallState,
-        events: tuple[gemini.ReplayEvent, ...],
         scale: TimeScale,
+        events: Iterable[_Sent],
     ) -> web.StreamResponse:
-        """Write a canned stream (a ``fixture:`` turn) byte for byte, its own line ends
-        included, waiting the recorded (or given) delay before each event."""
+        """Stream ``events`` (each after its delay), noting in ``state`` what was sent: text
+        with the time it went, function calls, the finish reason, an error."""
         state.status = 200
         response = web.StreamResponse(status=200, headers={"Content-Type": gemini.SSE_CONTENT_TYPE})
         try:
@@ -424,7 +437,7 @@ class FakeModel:
             for event in events:
                 if not await self._pause(request, state, scale(event.delay)):
                     return self._abandon(request, response)
-                await response.write(event.raw)
+                await response.write(event.data)
                 state.chunks_sent += 1
                 if event.text:
                     state.text.append(event.text)
