@@ -29,7 +29,7 @@ from typing import Final
 
 import aiohttp
 
-from harness.durations import TimeScale, parse_duration
+from harness.durations import TimeScale
 from harness.faults.engines import Engine, EngineUnavailable, FaultLink, open_engine
 from harness.faults.records import LinkEvent
 from harness.faults.shorthand import format_fault
@@ -44,6 +44,7 @@ from harness.standalone.inputs import (
     faults_from_texts,
     load_plan_file,
     parse_listen,
+    parse_period,
     parse_upstream,
 )
 from harness.standalone.live import LiveLog, summary_line
@@ -102,15 +103,7 @@ def setup_from_args(args: argparse.Namespace) -> Setup:
         TimeScale(args.time_scale)
     except ValueError:
         problems.append(f"--time-scale {args.time_scale:g}: must be a positive number")
-    run_for = None
-    if args.run_for is not None:
-        try:
-            run_for = parse_duration(args.run_for)
-        except ValueError as exc:
-            problems.append(f"--for {args.run_for}: {exc}")
-        else:
-            if run_for <= 0:
-                problems.append(f"--for {args.run_for}: must be longer than 0s")
+    run_for = parse_period("--for", args.run_for, problems)
     write_to = Path(args.write_scenario) if args.write_scenario else None
     if write_to is not None and (write_to.is_dir() or not write_to.parent.is_dir()):
         what = "is a folder" if write_to.is_dir() else f"has no folder {write_to.parent}"

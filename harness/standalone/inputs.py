@@ -14,6 +14,7 @@ from typing import Any, Final
 
 import yarl
 
+from harness.durations import parse_duration
 from harness.faults.engines.catalog import engine_support
 from harness.faults.plan import Fault, PlanError, parse_plan
 from harness.faults.shorthand import ShorthandError, parse_fault, shorthand_data
@@ -28,6 +29,7 @@ __all__ = [
     "faults_from_texts",
     "load_plan_file",
     "parse_listen",
+    "parse_period",
     "parse_upstream",
 ]
 
@@ -49,6 +51,22 @@ class Listen:
 
 
 _LISTEN = re.compile(r"^(?:\[(?P<v6>[^\]]+)\]|(?P<host>[^:\[\]]*))(?::(?P<port>[^:]*))?$")
+
+
+def parse_period(flag: str, text: str | None, problems: list[str]) -> float | None:
+    """``--flag TEXT`` as a duration longer than zero (``30s``, ``2m``); ``None`` when not
+    given, or when it is bad: the reason is added to ``problems``."""
+    if text is None:
+        return None
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        problems.append(f"{flag} {text}: {exc}")
+        return None
+    if seconds <= 0:
+        problems.append(f"{flag} {text}: must be longer than 0s")
+        return None
+    return seconds
 
 
 def parse_listen(text: str) -> Listen:

@@ -27,12 +27,11 @@ from typing import Final
 
 from aiohttp import web
 
-from harness.durations import parse_duration
 from harness.faults.engines.inline import InlineProxy
 from harness.faults.engines.inline_exchange import _Exchange
 from harness.interrupts import Interrupts
 from harness.loop import BackgroundLoop
-from harness.standalone.inputs import BadInput, Listen, parse_listen, parse_upstream
+from harness.standalone.inputs import BadInput, Listen, parse_listen, parse_period, parse_upstream
 from harness.standalone.recorded import Captured, Kind, guess_kind, plan_files, redact_target
 
 __all__ = ["PROG", "RecordingProxy", "run"]
@@ -160,15 +159,7 @@ def _check(args: argparse.Namespace) -> tuple[str, Listen, Kind | None, Path, st
         )
     elif (out / f"{name}.yaml").exists() or (out / name).exists():
         problems.append(f"--name {name}: {out / name}(.yaml) exists already; pick another name")
-    max_duration = None
-    if args.max_duration is not None:
-        try:
-            max_duration = parse_duration(args.max_duration)
-        except ValueError as exc:
-            problems.append(f"--max-duration {args.max_duration}: {exc}")
-        else:
-            if max_duration <= 0:
-                problems.append(f"--max-duration {args.max_duration}: must be longer than 0s")
+    max_duration = parse_period("--max-duration", args.max_duration, problems)
     if problems or upstream is None or listen is None:
         raise BadInput(*problems)
     return upstream, listen, args.kind, out, name, max_duration

@@ -348,3 +348,16 @@ def test_no_faults_and_no_traffic_still_give_a_file_that_loads_once_filled() -> 
     assert data["links"] == {"browser": []}
     finished = fill(text, request="hello", model=[{"chunks": ["hi"]}])
     assert parse_scenarios(finished, "captured.yaml")
+
+
+def test_a_period_option_is_a_positive_duration_or_one_problem() -> None:
+    from harness.standalone.inputs import parse_period
+
+    problems: list[str] = []
+    assert parse_period("--for", "2m", problems) == 120.0
+    assert parse_period("--for", None, problems) is None
+    assert problems == []
+    assert parse_period("--for", "0s", problems) is None
+    assert parse_period("--max-duration", "soon", problems) is None
+    assert problems[0] == "--for 0s: must be longer than 0s"
+    assert problems[1].startswith("--max-duration soon: ")
