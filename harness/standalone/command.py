@@ -43,9 +43,8 @@ from harness.standalone.inputs import (
     engine_verdict,
     faults_from_texts,
     load_plan_file,
-    parse_listen,
+    parse_hop,
     parse_period,
-    parse_upstream,
 )
 from harness.standalone.live import LiveLog, summary_line
 from harness.standalone.skeleton import scenario_skeleton
@@ -81,16 +80,8 @@ class Setup:
 def setup_from_args(args: argparse.Namespace) -> Setup:
     """Every input checked, every problem at once (:class:`BadInput`)."""
     problems: list[str] = []
-    upstream = listen = None
+    upstream, listen = parse_hop(args.upstream, args.listen, problems)
     planned: list[PlannedFault] = []
-    try:
-        upstream = parse_upstream(args.upstream)
-    except BadInput as exc:
-        problems += exc.problems
-    try:
-        listen = parse_listen(args.listen)
-    except BadInput as exc:
-        problems += exc.problems
     try:
         planned = (
             load_plan_file(args.plan)

@@ -53,6 +53,21 @@ class Listen:
 _LISTEN = re.compile(r"^(?:\[(?P<v6>[^\]]+)\]|(?P<host>[^:\[\]]*))(?::(?P<port>[^:]*))?$")
 
 
+def parse_hop(upstream: str, listen: str, problems: list[str]) -> tuple[str | None, Listen | None]:
+    """A proxy's ``--upstream`` and ``--listen``, each ``None`` when bad: the reasons are added
+    to ``problems`` (``streamproof proxy`` and ``record`` check every input at once)."""
+    target = address = None
+    try:
+        target = parse_upstream(upstream)
+    except BadInput as exc:
+        problems += exc.problems
+    try:
+        address = parse_listen(listen)
+    except BadInput as exc:
+        problems += exc.problems
+    return target, address
+
+
 def parse_period(flag: str, text: str | None, problems: list[str]) -> float | None:
     """``--flag TEXT`` as a duration longer than zero (``30s``, ``2m``); ``None`` when not
     given, or when it is bad: the reason is added to ``problems``."""

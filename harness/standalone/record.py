@@ -31,7 +31,7 @@ from harness.faults.engines.inline import InlineProxy
 from harness.faults.engines.inline_exchange import _Exchange
 from harness.interrupts import Interrupts
 from harness.loop import BackgroundLoop
-from harness.standalone.inputs import BadInput, Listen, parse_listen, parse_period, parse_upstream
+from harness.standalone.inputs import BadInput, Listen, parse_hop, parse_period
 from harness.standalone.recorded import Captured, Kind, guess_kind, plan_files, redact_target
 
 __all__ = ["PROG", "RecordingProxy", "run"]
@@ -139,15 +139,7 @@ class RecordingProxy(InlineProxy):
 
 def _check(args: argparse.Namespace) -> tuple[str, Listen, Kind | None, Path, str, float | None]:
     problems: list[str] = []
-    upstream = listen = None
-    try:
-        upstream = parse_upstream(args.upstream)
-    except BadInput as exc:
-        problems += exc.problems
-    try:
-        listen = parse_listen(args.listen)
-    except BadInput as exc:
-        problems += exc.problems
+    upstream, listen = parse_hop(args.upstream, args.listen, problems)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         problems.append(f"--out {out}: is a file, not a folder")
