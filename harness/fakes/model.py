@@ -48,7 +48,7 @@ from aiohttp import web
 
 from harness.durations import TimeScale
 from harness.fakes.records import ModelCall, is_retry
-from harness.fakes.serving import serve
+from harness.fakes.serving import LISTEN_BACKLOG, serve
 from harness.fakes.tls import SelfSignedCert
 from harness.protocol import gemini
 from harness.protocol.gemini import ModelTurn
@@ -177,7 +177,9 @@ class FakeModel:
             return self._tls_url
         cert = SelfSignedCert()
         before = {tuple(a) for a in self._runner.addresses}
-        site = web.TCPSite(self._runner, host, port, ssl_context=cert.server_context())
+        site = web.TCPSite(
+            self._runner, host, port, ssl_context=cert.server_context(), backlog=LISTEN_BACKLOG
+        )
         try:
             await site.start()
         except BaseException:

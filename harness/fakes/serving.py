@@ -13,6 +13,13 @@ from aiohttp import web
 MAX_BODY = 64 * 1024 * 1024
 """aiohttp's 1 MiB default is too small for long agent histories."""
 
+LISTEN_BACKLOG = 1024
+"""Connections the kernel may queue on a listening socket before the server accepts them
+(the kernel caps it at ``net.core.somaxconn``). aiohttp's default (128) and asyncio's (100)
+drop the SYNs of a burst of clients opening streams at once: each dropped one is retried by
+the client's kernel a second or more later, a delay no scenario asked for
+(``python -m harness.bench.a2a_fanout`` counts them as listen queue overflows)."""
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -25,7 +32,7 @@ async def serve(
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     try:
-        await web.TCPSite(runner, host, port).start()
+        await web.TCPSite(runner, host, port, backlog=LISTEN_BACKLOG).start()
     except BaseException:
         await runner.cleanup()  # a port already taken must not leave the runner behind
         raise

@@ -61,6 +61,7 @@ import yarl
 from aiohttp import web
 
 from harness.durations import TimeScale
+from harness.fakes.serving import LISTEN_BACKLOG
 from harness.faults.engines.inline_exchange import ExchangeHandling, _Exchange
 from harness.faults.plan import Fault, PlanState, rpc_method
 from harness.faults.records import LinkEvent, count_requests
@@ -168,7 +169,7 @@ class InlineProxy(ExchangeHandling):
             return _TrackedProtocol(handler, self)
 
         try:
-            listener = await loop.create_server(factory, host, port)
+            listener = await loop.create_server(factory, host, port, backlog=LISTEN_BACKLOG)
         except BaseException:
             await runner.cleanup()
             raise
