@@ -90,15 +90,33 @@ class GatewayEnvironment:
         """How the running gateway reaches the model (fixed while it runs, as the engine)."""
         self._contract_env: dict[str, str] = {}
 
-    async def _wait_quiet(self, limit: float) -> None:
-        """Until neither fake has seen a call for QUIET_SECONDS (at most ``limit``)."""
+    def _quiet_for(self, t0: float) -> float:
+        """Seconds since either fake last saw a call start or end (since ``t0``, the epoch
+        both fakes record against, when there was none)."""
+        last = max(
+            (
+                *(c.t if c.t_end is None else max(c.t, c.t_end) for c in self.model.calls),
+                *(c.t for c in self.tools.calls),
+            ),
+            default=0.0,
+        )
+        return time.monotonic() - t0 - last
+
+    async def _wait_quiet(self, limit: float, t0: float) -> None:
+        """Until neither fake has seen a call for QUIET_SECONDS and no model call is open (at
+        most ``limit``). The quiet spell is counted from the last call's start or end, so one
+        that has already passed (while the runner waited out the disposal bound, say) is not
+        waited for again: the next scenario starts at once instead of QUIET_SECONDS later."""
         deadline = time.monotonic() + limit
-        while time.monotonic() < deadline:
-            seen = (len(self.model.calls), len(self.tools.calls))
+        while True:
             await self.model.wait_idle(max(deadline - time.monotonic(), 0.0))
-            await asyncio.sleep(QUIET_SECONDS)
-            if seen == (len(self.model.calls), len(self.tools.calls)) and not self.model.busy:
+            quiet = self._quiet_for(t0)
+            if quiet >= QUIET_SECONDS and not self.model.busy:
                 return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            await asyncio.sleep(min(max(QUIET_SECONDS - quiet, 0.01), left))
 
     def _horizon(self, scenario: GatewayScenario) -> float:
         """How long the scripted model can keep a call busy: the scaled sum of its delays."""
@@ -341,7 +359,7 @@ class GatewayEnvironment:
         if disconnected_at is not None or response.end != "clean":
             # An orphaned run (a broken gateway) may still be calling the model and the tools:
             # let it finish before the next scenario loads a new script, so runs never mix.
-            await self._wait_quiet(self._horizon(scenario))
+            await self._wait_quiet(self._horizon(scenario), t0)
         observation = GatewayObservation(
             scenario=scenario.id,
             target=self.target_label,
