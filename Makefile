@@ -1,6 +1,7 @@
 # Two commands do everything (each installs into .venv on first use):
 #   make run    the conformance suite against the bundled references (streamproof run)
 #   make test   the harness's own tests, ruff and mypy
+#   make bench  the benchmarks (harness/bench/), each printing its table (a few minutes)
 .PHONY: run test lint type bench clean tools
 
 .venv/.installed: pyproject.toml setup.py scripts/bootstrap scripts/build-toxiproxy scripts/install-chromium
@@ -18,6 +19,12 @@ run: .venv/.installed tools
 
 test: .venv/.installed tools lint type
 	.venv/bin/python -m pytest $(ARGS)
+
+# Bounded, loopback only; the figures are in the README's Performance section.
+bench: .venv/.installed
+	.venv/bin/python -m harness.bench.proxy_throughput
+	.venv/bin/python -m harness.bench.a2a_fanout
+	.venv/bin/python -m harness.bench.reset_overhead
 
 lint: .venv/.installed
 	.venv/bin/ruff check harness
