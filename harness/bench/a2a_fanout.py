@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import re
@@ -230,12 +229,19 @@ async def _measure(args: argparse.Namespace, path: str, streams: int) -> Measure
             ready = _memory_kib(server.pid)
             cpu0, own0, drops0 = _cpu_seconds(server.pid), time.process_time(), _listen_overflows()
             t0 = time.monotonic()
-            seen = await asyncio.gather(*(_stream(session, url, i) for i in range(streams)))
+            outcomes = await asyncio.gather(
+                *(_stream(session, url, i) for i in range(streams)), return_exceptions=True
+            )
             seconds = time.monotonic() - t0
             cpu1, own1, drops1 = _cpu_seconds(server.pid), time.process_time(), _listen_overflows()
             memory = _memory_kib(server.pid)
     finally:
         await server.close()
+    seen: list[Stream] = []
+    for i, outcome in enumerate(outcomes):
+        if isinstance(outcome, BaseException):
+            raise RuntimeError(f"{path}: stream {i} failed: {type(outcome).__name__}: {outcome}")
+        seen.append(outcome)
     for i, one in enumerate(seen):
         if one.events != args.events + 1 or one.final_state != "completed":
             raise RuntimeError(
@@ -378,5 +384,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    with contextlib.suppress(KeyboardInterrupt):
+    try:
         raise SystemExit(main())
+    except KeyboardInterrupt:  # every server process was ended on the way out
+        print("interrupted", file=sys.stderr)
+        raise SystemExit(130) from None

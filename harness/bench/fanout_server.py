@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-seconds", type=float, default=600.0, help="stop after this, s")
     args = parser.parse_args(argv)
     if args.events < 1 or args.interval < 0 or args.max_seconds <= 0:
-        parser.error("--events must be positive, --interval non-negative")
+        parser.error("--events and --max-seconds must be positive, --interval non-negative")
     asyncio.run(_serve(args))
     return 0
 

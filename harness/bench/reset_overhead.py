@@ -246,9 +246,13 @@ class _Fixtures:
 
     def __init__(self) -> None:
         self.fakes = Fakes()
-        self.a2a = FakeA2A(self.fakes)
-        self.link = FaultLinks(self.fakes)(self.a2a.base_url)
-        self.fakes.model()  # started once, as the session's first fake_model would
+        try:
+            self.a2a = FakeA2A(self.fakes)
+            self.link = FaultLinks(self.fakes)(self.a2a.base_url)
+            self.fakes.model()  # started once, as the session's first fake_model would
+        except BaseException:
+            self.fakes.close()
+            raise
 
     def play(self) -> None:
         self.a2a.play(_TASK)

@@ -63,3 +63,15 @@ def test_a_soft_limit_below_the_hard_one_is_raised(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(resource, "setrlimit", lambda _which, limits: set_to.append(limits))
     assert a2a_fanout._ensure_fd_limit(3128) is None
     assert set_to == [(3128, 100_000)]
+
+
+@pytest.mark.parametrize(
+    "args", [["--streams", "0"], ["--events", "0"], ["--interval", "-1"], ["--time-limit", "0"]]
+)
+def test_bad_sizes_are_a_usage_error_naming_the_rule(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    assert exit_info.value.code == 2
+    assert "must be positive" in capsys.readouterr().err

@@ -20,3 +20,11 @@ def test_a_tiny_run_prints_a_column_per_kind_of_reset(capsys: pytest.CaptureFixt
         assert len(values) == len(KINDS), line
     assert lines[2].split()[1:] == ["2"] * len(KINDS)
     assert set(lines[-1].split()[-len(KINDS) :]) <= {"yes", "no"}
+
+
+@pytest.mark.parametrize("args", [["--resets", "0"], ["--time-limit", "-1"]])
+def test_bad_sizes_are_a_usage_error(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    assert exit_info.value.code == 2
+    assert "must be positive" in capsys.readouterr().err
