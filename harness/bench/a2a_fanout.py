@@ -16,7 +16,12 @@ connection each) and reads every stream to its end. Figures per path and stream 
 * **event latency**: the client's arrival time minus the update's status timestamp (the same
   clock: one machine), p50 and p95 over every update of every stream;
 * **memory**: the server process's peak RSS (``VmHWM``), and per stream its growth over the
-  RSS it had once ready and warmed up (one stream), divided by ``S``.
+  RSS it had once ready and warmed up (one stream), divided by ``S``;
+* **CPU**: the server's and this process's CPU time over the wall time, as a share of one core
+  (far below 100% while the run is slow: the machine is busy with something else);
+* **listen queue overflows**: connections the kernel dropped because a listen queue was full
+  (``ListenOverflows``, for the whole network namespace), each retried a second or more later
+  by its client.
 
 The paths, side by side in one run (each round measures every stream count over every path,
 the path order rotating from round to round; the table gives medians over rounds, latencies
