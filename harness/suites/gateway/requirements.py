@@ -204,6 +204,30 @@ GATEWAY: list[Requirement] = [
         "The gateway owns the session ids: one user cannot read another user's history.",
         "A gateway: Event to Server-Sent Events (owns the session ids)",
     ),
+    # Under --concurrency K: K sessions at once against one gateway process.
+    _gw(
+        "GW-CONC-NO-CROSSTALK",
+        MUST,
+        "With several sessions streaming at once, no frame of one session carries another "
+        "session's text: each chat stream carries only the events of its own run.",
+        "A gateway: Event to Server-Sent Events (each chat request runs runAsync(user, "
+        "sessionId, ...) and streams that run's events to its own emitter)",
+    ),
+    _gw(
+        "GW-CONC-HISTORY-PER-SESSION",
+        MUST,
+        "With several sessions running at once, each session's history holds its own turn and "
+        "nothing of another's, and each model request carries one session's conversation.",
+        "Partial and final events (the runner appends each non-partial event to the run's own "
+        "session); A gateway: Event to Server-Sent Events (runAsync(user, sessionId, ...))",
+    ),
+    _gw(
+        "GW-CONC-STREAMS-END",
+        MUST,
+        "With several sessions streaming at once, every chat stream ends within the run's "
+        "bounds: no stream is left open, starved or forgotten under load.",
+        "A gateway: Event to Server-Sent Events (every stream ends with done or error)",
+    ),
 ]
 
 

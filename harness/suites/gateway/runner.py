@@ -14,18 +14,20 @@ import secrets
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
 from harness.capabilities import GATEWAY_CAPABILITIES, ScenarioSkipped, missing_reason
 from harness.durations import TimeScale
 from harness.fakes.model import FakeModel
-from harness.fakes.records import MARKER_PLACEHOLDER
+from harness.fakes.records import MARKER_PLACEHOLDER, ModelCall, ToolCall
 from harness.fakes.tools import FakeTools
 from harness.faults.engines import FaultLink
 from harness.faults.engines.pool import EnginePool
+from harness.faults.records import LinkEvent
 from harness.sse import Decoder
 from harness.suites.gateway.checks import check_gateway
 from harness.suites.gateway.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
@@ -35,6 +37,9 @@ from harness.suites.gateway.scenario import GatewayLimits, GatewayScenario, Mode
 from harness.suites.gateway.target import GatewayTarget, RunningGateway, start_gateway
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.verdicts import Verdict
+
+if TYPE_CHECKING:
+    from harness.suites.gateway.concurrency import ConcurrentResult
 
 CONTRACT_TOOL = "lookupOrder"
 """The tool every conformance gateway's agent has (DESIGN.md, the gateway contract)."""
@@ -94,10 +99,10 @@ class GatewayEnvironment:
         """Until neither fake has seen a call for QUIET_SECONDS (at most ``limit``)."""
         deadline = time.monotonic() + limit
         while time.monotonic() < deadline:
-            seen = (len(self.model.calls), len(self.tools.calls))
+            seen = (self.model.call_count, len(self.tools.calls))
             await self.model.wait_idle(max(deadline - time.monotonic(), 0.0))
             await asyncio.sleep(QUIET_SECONDS)
-            if seen == (len(self.model.calls), len(self.tools.calls)) and not self.model.busy:
+            if seen == (self.model.call_count, len(self.tools.calls)) and not self.model.busy:
                 return
 
     def _horizon(self, scenario: GatewayScenario) -> float:
@@ -260,7 +265,8 @@ class GatewayEnvironment:
         await self.model.close()
         await self.tools.close()
 
-    async def run(self, scenario: GatewayScenario) -> ScenarioResult:
+    async def prepare(self, scenario: GatewayScenario) -> RunningGateway:
+        """Check the target can run ``scenario`` (skip if not) and put its links in place."""
         if self.gateway is None:
             raise RuntimeError("GatewayEnvironment.run before start")
         crashed = self.gateway.crashed()
@@ -272,36 +278,87 @@ class GatewayEnvironment:
         if missing is not None:
             raise ScenarioSkipped(missing)
         await self._use_engines(scenario)
-        gateway = self.gateway
-        which = "chat" if scenario.request.streaming else "chat_none"
-        session_id = f"sp-{uuid.uuid4().hex[:16]}"
-        # What the browser does goes through the browser link.
-        endpoint = gateway.endpoint(which, session_id, base=self.browser_url)
-        history_endpoint = gateway.endpoint("history", session_id, base=self.browser_url)
-        assert endpoint is not None  # none_mode is declared exactly when chat_none is set
+        assert self.gateway is not None
+        return self.gateway
+
+    def user_headers(self, index: int = 0) -> dict[str, str]:
+        """The auth header of the target's ``index``-th user (wrapping round), or none."""
+        users = list(self.target.auth.users.values())
+        return {self.target.auth.header: users[index % len(users)]} if users else {}
+
+    async def run(self, scenario: GatewayScenario) -> ScenarioResult:
+        gateway = await self.prepare(scenario)
         marker = f"SP-SECRET-{secrets.token_hex(8)}"
         self.model.load(scenario.model, time_scale=self.scale.factor)
         self.tools.load(scenario.tools, marker)
         self.links["model"].load(scenario.links.model)
         self.links["browser"].load(scenario.links.browser)
-        users = list(self.target.auth.users.items())
-        headers = {self.target.auth.header: users[0][1]} if users else {}
-
-        # Set-up, not the browser's traffic: straight to the gateway, before the clock starts.
+        session_id = new_session_id()
+        headers = self.user_headers()
         async with aiohttp.ClientSession() as http:
-            session_error = await _set_up_session(
-                http, gateway.endpoint("session", session_id), headers
-            )
+            session_error = await self.set_up_session(http, gateway, session_id, headers)
         t0 = time.monotonic()
+        self.set_epoch(t0)
+        turn = await self.drive(
+            scenario,
+            gateway,
+            session_id,
+            headers,
+            scenario.request.text,
+            t0,
+            lambda: (tuple(self.model.calls), tuple(self.tools.calls)),
+        )
+        if turn.disconnected_at is not None or turn.response.end != "clean":
+            # An orphaned run (a broken gateway) may still be calling the model and the tools:
+            # let it finish before the next scenario loads a new script, so runs never mix.
+            await self._wait_quiet(self._horizon(scenario))
+        observation = self.observe(scenario, gateway, turn, session_error, marker)
+        return ScenarioResult(observation, tuple(check_gateway(observation)))
+
+    async def run_concurrent(self, scenario: GatewayScenario, k: int) -> ConcurrentResult:
+        """``scenario`` as ``k`` sessions at once against this one gateway (``--concurrency``;
+        :mod:`harness.suites.gateway.concurrency`)."""
+        from harness.suites.gateway.concurrency import run_concurrent
+
+        return await run_concurrent(self, scenario, k)
+
+    async def set_up_session(
+        self,
+        http: aiohttp.ClientSession,
+        gateway: RunningGateway,
+        session_id: str,
+        headers: dict[str, str],
+    ) -> str | None:
+        """Set-up, not the browser's traffic: straight to the gateway, before the clock."""
+        return await _set_up_session(http, gateway.endpoint("session", session_id), headers)
+
+    def set_epoch(self, t0: float) -> None:
         self.model.set_epoch(t0)
         self.tools.set_epoch(t0)
         for link in self.links.values():
             link.set_epoch(t0)
+
+    async def drive(
+        self,
+        scenario: GatewayScenario,
+        gateway: RunningGateway,
+        session_id: str,
+        headers: dict[str, str],
+        text: str,
+        t0: float,
+        snapshot: Callable[[], tuple[tuple[ModelCall, ...], tuple[ToolCall, ...]]],
+    ) -> Turn:
+        """One chat turn of ``session_id`` as the browser sends it (through the browser
+        link), then its history and auth probes; ``snapshot`` reads this turn's model and tool
+        calls once the stream has ended and the gateway settled."""
+        which = "chat" if scenario.request.streaming else "chat_none"
+        # What the browser does goes through the browser link.
+        endpoint = gateway.endpoint(which, session_id, base=self.browser_url)
+        history_endpoint = gateway.endpoint("history", session_id, base=self.browser_url)
+        assert endpoint is not None  # none_mode is declared exactly when chat_none is set
         request = scenario.request
         stream_wait = self._stream_wait(scenario)
-        body, content_type = self.target.chat_request(
-            request.text, session_id, streaming=request.streaming
-        )
+        body, content_type = self.target.chat_request(text, session_id, streaming=request.streaming)
         async with aiohttp.ClientSession() as http:
             response, frames = await _stream_chat(
                 http,
@@ -331,49 +388,99 @@ class GatewayEnvironment:
                 history, history_error = await _read_history(http, history_endpoint, headers)
             # Snapshot before the auth probes: a gateway that wrongly accepts a probe would
             # start another run, and its model calls are not part of this turn.
-            model_calls, tool_calls = tuple(self.model.calls), tuple(self.tools.calls)
+            model_calls, tool_calls = snapshot()
             link_events = {name: tuple(link.events) for name, link in self.links.items()}
             probes = None
             if scenario.expect.auth and self.target.auth_declared:
                 probes = await _auth_probes(http, gateway, session_id, self.target)
             elif scenario.expect.auth:
                 probes = ()
-        if disconnected_at is not None or response.end != "clean":
-            # An orphaned run (a broken gateway) may still be calling the model and the tools:
-            # let it finish before the next scenario loads a new script, so runs never mix.
-            await self._wait_quiet(self._horizon(scenario))
-        observation = GatewayObservation(
+        return Turn(
+            response=response,
+            frames=tuple(frames),
+            disconnected_at=disconnected_at,
+            history=history,
+            history_error=history_error,
+            history_read_at=history_read_at,
+            model_calls=model_calls,
+            tool_calls=tool_calls,
+            link_events=link_events,
+            probes=probes,
+            stream_wait=stream_wait,
+            request_text=text,
+        )
+
+    def observe(
+        self,
+        scenario: GatewayScenario,
+        gateway: RunningGateway,
+        turn: Turn,
+        session_error: str | None,
+        marker: str,
+    ) -> GatewayObservation:
+        """What one turn gives the checks."""
+        return GatewayObservation(
             scenario=scenario.id,
             target=self.target_label,
             profile=self.target.profile,
             session_error=session_error,
             # A leak can only be judged where a tool payload carried the marker.
             marker=marker if MARKER_PLACEHOLDER in json.dumps(scenario.tools) else "",
-            request_text=scenario.request.text,
+            request_text=turn.request_text,
             streaming=scenario.request.streaming,
-            response=response,
-            frames=tuple(frames),
-            model_calls=model_calls,
-            tool_calls=tool_calls,
-            service_tools=tuple(sorted({*scenario.tools, CONTRACT_TOOL})),
-            history=history,
-            history_error=history_error,
-            history_read_at=round(history_read_at, 4),
-            disconnected_at=disconnected_at,
-            link_events=link_events,
-            auth_probes=probes,
+            response=turn.response,
+            frames=turn.frames,
+            model_calls=turn.model_calls,
+            tool_calls=turn.tool_calls,
+            service_tools=service_tools(scenario),
+            history=turn.history,
+            history_error=turn.history_error,
+            history_read_at=round(turn.history_read_at, 4),
+            disconnected_at=turn.disconnected_at,
+            link_events=turn.link_events,
+            auth_probes=turn.probes,
             auth_declared=self.target.auth_declared,
             scripted_calls=scenario.scripted_calls,
             scripted_agents=scenario.scripted_agents,
             expect=scenario.expect,
             limits=scenario.limits,
             time_scale=self.scale.factor,
-            stream_wait_s=stream_wait,
+            stream_wait_s=turn.stream_wait,
             target_log=gateway.log(),
             run_bound_s=self._run_bound if "run_timeout" in self.target.declared else None,
             model_link_buffers=scenario.model_path == "buffering-proxy",
         )
-        return ScenarioResult(observation, tuple(check_gateway(observation)))
+
+    async def wait_quiet_after(self, scenario: GatewayScenario) -> None:
+        """Let an orphaned run finish calling the fakes before the next scenario."""
+        await self._wait_quiet(self._horizon(scenario))
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What the harness saw of one chat turn, before it becomes an observation."""
+
+    response: ChatResponse
+    frames: tuple[Frame, ...]
+    disconnected_at: float | None
+    history: tuple[dict[str, Any], ...] | None
+    history_error: str | None
+    history_read_at: float
+    model_calls: tuple[ModelCall, ...]
+    tool_calls: tuple[ToolCall, ...]
+    link_events: dict[str, tuple[LinkEvent, ...]]
+    probes: tuple[AuthProbe, ...] | None
+    stream_wait: float
+    request_text: str
+
+
+def new_session_id() -> str:
+    return f"sp-{uuid.uuid4().hex[:16]}"
+
+
+def service_tools(scenario: GatewayScenario) -> tuple[str, ...]:
+    """The tools the fake tool service serves in ``scenario`` (the contract's one included)."""
+    return tuple(sorted({*scenario.tools, CONTRACT_TOOL}))
 
 
 def proxy_environment(proxy_url: str, ca_file: str) -> dict[str, str]:

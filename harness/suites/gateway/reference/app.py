@@ -61,6 +61,7 @@ class Gateway:
         self._deadlines: set[asyncio.Timeout] = set()
         self._stopping = False
         self._orphans: set[asyncio.Future[None]] = set()  # only the no-dispose mutant has any
+        self._shared_draft = ""  # only the shared-draft mutant uses it: one for every session
 
     def make_app(self) -> web.Application:
         app = web.Application()
@@ -155,6 +156,8 @@ class Gateway:
         bound = None if self.bug == "no-run-timeout" else self.settings.run_timeout
         deadline = asyncio.timeout(bound)
         draft = ""  # what the browser has been shown of the answer in progress
+        if self.bug == "shared-draft":
+            self._shared_draft = ""  # mutant: a new turn starts the one process-wide draft
         terminal: Frame
         try:
             async with (
@@ -178,6 +181,8 @@ class Gateway:
                             draft += event_text(event)
                         elif not event.error_code:
                             draft = ""  # an aggregate settled it
+                        if self.bug == "shared-draft":
+                            event = self._from_shared_draft(event)
                         await writer.send_event(event)
                 finally:
                     self._deadlines.discard(deadline)
@@ -204,6 +209,25 @@ class Gateway:
             terminal = DONE
         with contextlib.suppress(ClientGoneError):
             await writer.send(terminal)
+
+    def _from_shared_draft(self, event: Event) -> Event:
+        """Mutant: the deltas shown are kept in one draft for the whole process, not one per
+        turn, and a text answer's message is sent from that draft (what the browser was shown)
+        instead of from the aggregate. One session at a time, the draft is exactly that turn's
+        deltas, which ADK's aggregate concatenates: nothing shows. Two at once, and each
+        message carries the other session's text."""
+        if event.error_code:
+            return event
+        if event.partial:
+            self._shared_draft += event_text(event)
+            return event
+        shown, self._shared_draft = self._shared_draft, ""
+        if not shown or event.get_function_calls() or not event_text(event):
+            return event
+        role = event.content.role if event.content is not None else "model"
+        return event.model_copy(
+            update={"content": types.Content(role=role, parts=[types.Part(text=shown)])}
+        )
 
     @staticmethod
     def _run_failed(exc: BaseException) -> Frame:

@@ -76,6 +76,11 @@ BUGS: Final[Mapping[str, str]] = {
         "the event's: a sub-agent's text is shown as the coordinator's, so a browser cannot key "
         "its draft by author (seed: 'Keying the draft by author matters in multi-agent runs')"
     ),
+    "shared-draft": (
+        "one draft buffer for the whole process instead of one per turn, and a text answer's "
+        "message is sent from it: one session at a time nothing shows, two at once and each "
+        "message carries the other's text (caught only under --concurrency)"
+    ),
 }
 """Mutant name -> one-line description of its single defect."""
 
@@ -105,8 +110,14 @@ INTENDED: Final[Mapping[str, str]] = {
     "tidy-message-text": "GW-PERSIST-MATCHES-MESSAGE",
     "bare-done-on-failure": "GW-ERROR-FRAME",
     "no-run-timeout": "GW-RUN-BOUND",
+    "shared-draft": "GW-CONC-NO-CROSSTALK",
 }
 """Mutant name -> the requirement that must catch it (the mutant matrix reads this)."""
+
+
+CONCURRENT: Final[Mapping[str, int]] = {"shared-draft": 4}
+"""Mutants whose defect shows only with sessions at once: the mutant matrix runs each with
+``--concurrency`` this many sessions (no sequential check can catch them)."""
 
 
 CATALOG = BugCatalog(BUGS, INTENDED)
