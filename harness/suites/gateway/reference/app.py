@@ -62,6 +62,7 @@ class Gateway:
         self._stopping = False
         self._orphans: set[asyncio.Future[None]] = set()  # only the no-dispose mutant has any
         self._shared_draft = ""  # only the shared-draft mutant uses it: one for every session
+        self._latest_session = ""  # only the last-session-wins mutant reads it
 
     def make_app(self) -> web.Application:
         app = web.Application()
@@ -103,6 +104,10 @@ class Gateway:
         streaming = request.query.get("mode", "").lower() != "none"
 
         key = (user, session_id)
+        if self.bug == "global-turn-lock":
+            key = ("*", "*")  # mutant: one turn at a time in the whole process
+        if self.bug == "last-session-wins":
+            self._latest_session = session_id  # mutant: process-wide "current session"
         lock = self._locks.get(key)
         if lock is None:
             lock = self._locks[key] = asyncio.Lock()
@@ -119,6 +124,10 @@ class Gateway:
                 },
             )
             await response.prepare(request)
+            if self.bug == "last-session-wins":
+                # Mutant: the run goes to the session whose request came last, which is this
+                # request's own only while one session is served at a time.
+                session_id = self._latest_session
             turn = self._stream_turn(response, user, session_id, text, streaming)
             if self.bug == "no-dispose":
                 # Mutant: the run is detached from the request, so a closed tab does not

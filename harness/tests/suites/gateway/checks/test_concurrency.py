@@ -61,7 +61,9 @@ def test_one_session_alone_is_not_judged() -> None:
 
 def test_a_message_carrying_another_sessions_text_fails() -> None:
     mixed = f"Order 1042 shipped [{MARKERS[0]}] Order 1042 shipped [{MARKERS[1]}] "
-    leaky = own(0, frames=frames(delta(f"Order 1042 shipped [{MARKERS[0]}] "), message(mixed), DONE))
+    leaky = own(
+        0, frames=frames(delta(f"Order 1042 shipped [{MARKERS[0]}] "), message(mixed), DONE)
+    )
     verdict = assert_fails(
         crosstalk_verdicts(sessions(leaky, own(1))),
         "GW-CONC-NO-CROSSTALK",
@@ -107,8 +109,7 @@ def test_a_model_request_mixing_sessions_fails() -> None:
     assert_fails(
         history_per_session_verdicts(sessions(own(0), own(1)), [mixed]),
         "GW-CONC-HISTORY-PER-SESSION",
-        "model request #0 (agent support) carried the conversations of session 1/2, "
-        "session 2/2",
+        "model request #0 (agent support) carried the conversations of session 1/2, session 2/2",
     )
     nobody = model_call(3, body={"contents": []})
     assert_fails(
