@@ -159,8 +159,8 @@ class HarnessSession:
                 run_concurrent = getattr(env, "run_concurrent", None)
                 if run_concurrent is None:
                     raise ScenarioSkipped(
-                        f"the {scenario.kind} suite cannot run --concurrency "
-                        f"{self.concurrency}: run it without"
+                        f"the {scenario.kind} suite does not run --concurrency "
+                        f"{self.concurrency} yet: run it without"
                     )
                 running = run_concurrent(scenario, self.concurrency)
             else:

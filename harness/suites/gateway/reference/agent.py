@@ -163,12 +163,13 @@ class SerialWriteSessionService(SqliteSessionService):
     """ADK's SQLite session store with one writer at a time in this process.
 
     ADK opens a connection per operation, and ``append_event`` reads the session before it
-    writes in one transaction. Two sessions appending at once then both hold SQLite's shared
-    lock and both ask to write: SQLite refuses one at once ("database is locked"; its busy
-    timeout does not apply to a lock upgrade), and the turn fails with HTTP 500. Seen with
-    ``streamproof run scenarios/gateway --concurrency 8``: in 4 of the 20 scenarios run, 2 to
-    8 of the 8 sessions answered 500 (``OperationalError: database is locked``). The writes are serialised here (reads still run side by side); sessions stay independent: the
-    lock holds no session's data.
+    writes in one transaction. With several sessions appending at once SQLite refuses some of
+    them ("database is locked": a shared lock that asks to write is not retried by the busy
+    timeout, and a writer that waits past it on a loaded machine gives up too), and the turn
+    fails with HTTP 500. Seen with ``streamproof run scenarios/gateway --concurrency 8``: in 4
+    of the 20 scenarios run, 2 to 8 of the 8 sessions answered 500 (``OperationalError:
+    database is locked``). The writes are serialised here (reads still run side by side);
+    sessions stay independent: the lock holds no session's data.
     """
 
     def __init__(self, *, db_path: str) -> None:
