@@ -183,30 +183,35 @@ _SEVERITY = {
 
 
 def merge_verdicts(per_session: Sequence[Sequence[Verdict]]) -> list[Verdict]:
-    """One verdict per requirement (and expectation) over the K copies: the worst copy's, its
-    message naming the copy (``session 2/4: ...``) and how many copies broke the rule."""
+    """One verdict per requirement (and expectation) over the K copies: the worst copy's. Its
+    message names the copy and how many copies broke the rule (``session 2/4: ... (broken in 2
+    of 4 sessions)``), or says that every copy gave the same outcome (``all 4 sessions, session
+    1/4 shown: ...``), or how many gave this one."""
+    k = len(per_session)
     order: list[tuple[str, str]] = []
     worst: dict[tuple[str, str], tuple[int, Verdict]] = {}
-    broke: dict[tuple[str, str], int] = {}
+    outcomes: dict[tuple[str, str], list[Outcome]] = {}
     for i, verdicts in enumerate(per_session):
         for v in verdicts:
             key = (v.kind.value, v.requirement)
             if key not in worst:
                 order.append(key)
-            if v.outcome in (Outcome.FAIL, Outcome.NON_STRICT):
-                broke[key] = broke.get(key, 0) + 1
+            outcomes.setdefault(key, []).append(v.outcome)
             if key not in worst or _SEVERITY[v.outcome] > _SEVERITY[worst[key][1].outcome]:
                 worst[key] = (i, v)
     out: list[Verdict] = []
     for key in order:
         i, v = worst[key]
-        count = broke.get(key, 0)
-        note = f" (broken in {count} of {len(per_session)} sessions)" if count else ""
-        out.append(
-            v.model_copy(
-                update={"message": f"session {i + 1}/{len(per_session)}: {v.message}{note}"}
-            )
-        )
+        seen = outcomes[key]
+        broke = sum(o in (Outcome.FAIL, Outcome.NON_STRICT) for o in seen)
+        if broke:
+            message = f"session {i + 1}/{k}: {v.message} (broken in {broke} of {k} sessions)"
+        elif len(seen) == k and all(o is v.outcome for o in seen):
+            message = f"all {k} sessions, session {i + 1}/{k} shown: {v.message}"
+        else:
+            same = sum(o is v.outcome for o in seen)
+            message = f"session {i + 1}/{k}: {v.message} ({v.outcome} in {same} of {k} sessions)"
+        out.append(v.model_copy(update={"message": message}))
     return out
 
 

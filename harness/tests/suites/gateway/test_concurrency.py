@@ -143,7 +143,9 @@ def test_merged_verdicts_keep_the_worst_copy_and_count_the_copies_that_broke_it(
         ("GW-B", Outcome.PASS),
     ]
     assert merged[0].message == "session 2/3: GW-A: broke (broken in 2 of 3 sessions)"
-    assert merged[1].message == "session 2/3: ok"
+    assert merged[1].message == "session 2/3: ok (pass in 2 of 3 sessions)"
+    alike = merge_verdicts([[_verdict("GW-A", Outcome.PASS, f"ok {i}")] for i in range(4)])
+    assert [v.message for v in alike] == ["all 4 sessions, session 1/4 shown: ok 0"]
 
 
 def test_load_figures_pair_each_text_chunk_with_its_delta() -> None:
