@@ -130,7 +130,9 @@ INTENDED: Final[Mapping[str, str]] = {
 CONCURRENT: Final[Mapping[str, int]] = {
     "shared-draft": 4,
     "last-session-wins": 4,
-    "global-turn-lock": 4,
+    # Its sessions queue behind each other: the 8th waits for 7 turns (about 21 s at the
+    # default time scale in answer-streams-while-the-model-pauses, past the browser's wait).
+    "global-turn-lock": 8,
 }
 """Mutants whose defect shows only with sessions at once: the mutant matrix runs each with
 ``--concurrency`` this many sessions (no sequential check can catch them)."""
