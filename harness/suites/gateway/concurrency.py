@@ -1,4 +1,6 @@
-"""K copies of one gateway scenario at once against one gateway process (``--concurrency K``).
+"""K copies of one gateway scenario at once against one gateway process (``--concurrency K``):
+how the copies are told apart and merged. :meth:`GatewayEnvironment.run_concurrent
+<harness.suites.gateway.runner.GatewayEnvironment.run_concurrent>` drives them.
 
 One target instance, K browser sessions: each copy gets its own session id, a user of the
 target's (round robin, unless the scenario probes auth, which needs the first user as the
@@ -20,27 +22,17 @@ argument.
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
-import functools
 import json
-import secrets
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
-
-from harness.capabilities import ScenarioSkipped
 from harness.concurrency import MAX_CONCURRENCY, percentile
 from harness.fakes.records import ModelCall, ToolCall
 from harness.faults.records import LinkEvent
 from harness.protocol.gemini import CallChunk, FunctionCall, ModelTurn, TextChunk
-from harness.suites.gateway.checks import check_gateway
-from harness.suites.gateway.checks.concurrency import Session, concurrency_verdicts
+from harness.suites.gateway.checks.concurrency import Session
 from harness.suites.gateway.observation import GatewayObservation
-from harness.suites.gateway.runner import GatewayEnvironment, new_session_id
 from harness.suites.gateway.scenario import GatewayScenario
 from harness.verdicts import Outcome, Verdict
 
@@ -49,8 +41,10 @@ __all__ = [
     "ConcurrentResult",
     "load_figures",
     "merge_verdicts",
-    "run_concurrent",
+    "own_link_events",
+    "session_marker",
     "tag_turns",
+    "tool_calls_of",
     "untaggable",
 ]
 
@@ -142,7 +136,8 @@ def own_link_events(
     return {"browser": tuple(e for e in browser if e.connection in mine)}
 
 
-def _tool_calls_of(calls: Sequence[ToolCall], marker: str) -> tuple[ToolCall, ...]:
+def tool_calls_of(calls: Sequence[ToolCall], marker: str) -> tuple[ToolCall, ...]:
+    """The tool calls of the copy with ``marker``: those whose arguments hold it."""
     return tuple(c for c in calls if marker in json.dumps(c.arguments, ensure_ascii=False))
 
 
@@ -213,83 +208,3 @@ def merge_verdicts(per_session: Sequence[Sequence[Verdict]]) -> list[Verdict]:
             message = f"session {i + 1}/{k}: {v.message} ({v.outcome} in {same} of {k} sessions)"
         out.append(v.model_copy(update={"message": message}))
     return out
-
-
-async def run_concurrent(
-    env: GatewayEnvironment, scenario: GatewayScenario, k: int
-) -> ConcurrentResult:
-    """Run ``scenario`` as ``k`` sessions at once against ``env``'s one gateway."""
-    if not 2 <= k <= MAX_CONCURRENCY:
-        raise ValueError(f"concurrency must be 2 to {MAX_CONCURRENCY}, not {k}")
-    gateway = await env.prepare(scenario)
-    why = untaggable(scenario)
-    if why is not None:
-        raise ScenarioSkipped(f"not run with --concurrency {k}: {why}")
-    token = secrets.token_hex(4)
-    markers = [session_marker(i, token) for i in range(k)]
-    secret = f"SP-SECRET-{secrets.token_hex(8)}"
-    env.model.load_keyed(
-        {m: tag_turns(scenario.model, m) for m in markers}, time_scale=env.scale.factor
-    )
-    env.tools.load(scenario.tools, secret)
-    env.links["model"].load(scenario.links.model)
-    env.links["browser"].load(scenario.links.browser)
-    # A scenario that probes auth reads another user's view of the session: every copy is the
-    # first user's then. Otherwise the copies take the target's users in turn.
-    headers = [env.user_headers(0 if scenario.expect.auth else i) for i in range(k)]
-    session_ids = [new_session_id() for _ in range(k)]
-    texts = [f"{scenario.request.text} [{m}]" for m in markers]
-    async with aiohttp.ClientSession() as http:
-        session_errors = await asyncio.gather(
-            *(
-                env.set_up_session(http, gateway, sid, h)
-                for sid, h in zip(session_ids, headers, strict=True)
-            )
-        )
-    t0 = time.monotonic()
-    env.set_epoch(t0)
-
-    def snapshot_for(
-        marker: str,
-    ) -> tuple[tuple[ModelCall, ...], tuple[ToolCall, ...]]:
-        return (
-            tuple(env.model.calls_for(marker)),
-            _tool_calls_of(env.tools.calls, marker),
-        )
-
-    turns = await asyncio.gather(
-        *(
-            env.drive(
-                scenario,
-                gateway,
-                session_ids[i],
-                headers[i],
-                texts[i],
-                t0,
-                functools.partial(snapshot_for, markers[i]),
-            )
-            for i in range(k)
-        )
-    )
-    if any(t.disconnected_at is not None or t.response.end != "clean" for t in turns):
-        await env.wait_quiet_after(scenario)
-    turns = [
-        dataclasses.replace(t, link_events=own_link_events(t.link_events, sid))
-        for t, sid in zip(turns, session_ids, strict=True)
-    ]
-    sessions = tuple(
-        Session(m, env.observe(scenario, gateway, turn, error, secret))
-        for m, turn, error in zip(markers, turns, session_errors, strict=True)
-    )
-    unkeyed = tuple(env.model.calls)
-    per_session = [check_gateway(s.observation) for s in sessions]
-    verdicts = [*concurrency_verdicts(sessions, unkeyed), *merge_verdicts(per_session)]
-    shown = next(
-        (
-            s.observation
-            for s, vs in zip(sessions, per_session, strict=True)
-            if any(v.outcome is Outcome.FAIL for v in vs)
-        ),
-        sessions[0].observation,
-    )
-    return ConcurrentResult(shown, tuple(verdicts), sessions, unkeyed, load_figures(sessions))

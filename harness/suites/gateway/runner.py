@@ -9,6 +9,8 @@ plugin and the CLI both go through here.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import json
 import secrets
 import sys
@@ -16,11 +18,12 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import aiohttp
 
 from harness.capabilities import GATEWAY_CAPABILITIES, ScenarioSkipped, missing_reason
+from harness.concurrency import MAX_CONCURRENCY
 from harness.durations import TimeScale
 from harness.fakes.model import FakeModel
 from harness.fakes.records import MARKER_PLACEHOLDER, ModelCall, ToolCall
@@ -30,16 +33,24 @@ from harness.faults.engines.pool import EnginePool
 from harness.faults.records import LinkEvent
 from harness.sse import Decoder
 from harness.suites.gateway.checks import check_gateway
+from harness.suites.gateway.checks.concurrency import Session, concurrency_verdicts
 from harness.suites.gateway.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
 from harness.suites.gateway.checks.run_bound import run_bound_deadline
+from harness.suites.gateway.concurrency import (
+    ConcurrentResult,
+    load_figures,
+    merge_verdicts,
+    own_link_events,
+    session_marker,
+    tag_turns,
+    tool_calls_of,
+    untaggable,
+)
 from harness.suites.gateway.observation import AuthProbe, ChatResponse, Frame, GatewayObservation
 from harness.suites.gateway.scenario import GatewayLimits, GatewayScenario, ModelPath
 from harness.suites.gateway.target import GatewayTarget, RunningGateway, start_gateway
 from harness.targets.errors import TargetConfigError, TargetError
-from harness.verdicts import Verdict
-
-if TYPE_CHECKING:
-    from harness.suites.gateway.concurrency import ConcurrentResult
+from harness.verdicts import Outcome, Verdict
 
 CONTRACT_TOOL = "lookupOrder"
 """The tool every conformance gateway's agent has (DESIGN.md, the gateway contract)."""
@@ -317,10 +328,80 @@ class GatewayEnvironment:
 
     async def run_concurrent(self, scenario: GatewayScenario, k: int) -> ConcurrentResult:
         """``scenario`` as ``k`` sessions at once against this one gateway (``--concurrency``;
-        :mod:`harness.suites.gateway.concurrency`)."""
-        from harness.suites.gateway.concurrency import run_concurrent
+        how the copies are told apart: :mod:`harness.suites.gateway.concurrency`)."""
+        if not 2 <= k <= MAX_CONCURRENCY:
+            raise ValueError(f"concurrency must be 2 to {MAX_CONCURRENCY}, not {k}")
+        gateway = await self.prepare(scenario)
+        why = untaggable(scenario)
+        if why is not None:
+            raise ScenarioSkipped(f"not run with --concurrency {k}: {why}")
+        token = secrets.token_hex(4)
+        markers = [session_marker(i, token) for i in range(k)]
+        secret = f"SP-SECRET-{secrets.token_hex(8)}"
+        self.model.load_keyed(
+            {m: tag_turns(scenario.model, m) for m in markers}, time_scale=self.scale.factor
+        )
+        self.tools.load(scenario.tools, secret)
+        self.links["model"].load(scenario.links.model)
+        self.links["browser"].load(scenario.links.browser)
+        # A scenario that probes auth reads another user's view of the session: every copy is
+        # the first user's then. Otherwise the copies take the target's users in turn.
+        headers = [self.user_headers(0 if scenario.expect.auth else i) for i in range(k)]
+        session_ids = [new_session_id() for _ in range(k)]
+        texts = [f"{scenario.request.text} [{m}]" for m in markers]
+        async with aiohttp.ClientSession() as http:
+            session_errors = await asyncio.gather(
+                *(
+                    self.set_up_session(http, gateway, sid, h)
+                    for sid, h in zip(session_ids, headers, strict=True)
+                )
+            )
+        t0 = time.monotonic()
+        self.set_epoch(t0)
 
-        return await run_concurrent(self, scenario, k)
+        def snapshot_for(marker: str) -> tuple[tuple[ModelCall, ...], tuple[ToolCall, ...]]:
+            return tuple(self.model.calls_for(marker)), tool_calls_of(self.tools.calls, marker)
+
+        turns = await asyncio.gather(
+            *(
+                self.drive(
+                    scenario,
+                    gateway,
+                    session_ids[i],
+                    headers[i],
+                    texts[i],
+                    t0,
+                    functools.partial(snapshot_for, markers[i]),
+                )
+                for i in range(k)
+            )
+        )
+        if any(t.disconnected_at is not None or t.response.end != "clean" for t in turns):
+            await self.wait_quiet_after(scenario)
+        sessions = tuple(
+            Session(m, self.observe(scenario, gateway, own, error, secret))
+            for m, own, error in zip(
+                markers,
+                (
+                    dataclasses.replace(t, link_events=own_link_events(t.link_events, sid))
+                    for t, sid in zip(turns, session_ids, strict=True)
+                ),
+                session_errors,
+                strict=True,
+            )
+        )
+        unkeyed = tuple(self.model.calls)
+        per_session = [check_gateway(s.observation) for s in sessions]
+        verdicts = [*concurrency_verdicts(sessions, unkeyed), *merge_verdicts(per_session)]
+        shown = next(
+            (
+                s.observation
+                for s, vs in zip(sessions, per_session, strict=True)
+                if any(v.outcome is Outcome.FAIL for v in vs)
+            ),
+            sessions[0].observation,
+        )
+        return ConcurrentResult(shown, tuple(verdicts), sessions, unkeyed, load_figures(sessions))
 
     async def set_up_session(
         self,
