@@ -484,7 +484,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.time_scale is not None and not args.time_scale > 0:
         return _bad_input(report_dir, "--time-scale must be a positive number", args)
     if args.concurrency is not None and not 1 <= args.concurrency <= MAX_CONCURRENCY:
-        return _bad_input(report_dir, CONCURRENCY_RANGE.format(args.concurrency), args)
+        return _bad_input(
+            report_dir, "--concurrency " + CONCURRENCY_RANGE.format(args.concurrency), args
+        )
     if args.target is not None:
         from harness.suites import suite
         from harness.suites.input_files import check_target_file

@@ -12,10 +12,8 @@ __all__ = ["CONCURRENCY_RANGE", "MAX_CONCURRENCY", "load_line", "percentile"]
 
 MAX_CONCURRENCY = 32
 """The most copies of a scenario one run drives at once (one target, loopback only)."""
-CONCURRENCY_RANGE = (
-    "--concurrency must be 1 to " + str(MAX_CONCURRENCY) + " sessions at once, not {}"
-)
-"""The message for a K out of range (``.format(K)``)."""
+CONCURRENCY_RANGE = "must be 1 to " + str(MAX_CONCURRENCY) + " sessions at once, not {}"
+"""What is wrong with a K out of range (``.format(K)``), after the option's name."""
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

@@ -149,7 +149,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         if not 1 <= concurrency <= MAX_CONCURRENCY:
             raise pytest.UsageError(
-                "--streamproof-concurrency: " + CONCURRENCY_RANGE.format(concurrency)
+                "--streamproof-concurrency " + CONCURRENCY_RANGE.format(concurrency)
             )
     bug = config.getoption("--streamproof-bug", None)
     if bug:

@@ -20,7 +20,7 @@ def test_nearest_rank_percentiles() -> None:
 
 def test_the_bound_is_said_with_the_value_refused() -> None:
     assert MAX_CONCURRENCY == 32
-    assert CONCURRENCY_RANGE.format(40) == "--concurrency must be 1 to 32 sessions at once, not 40"
+    assert CONCURRENCY_RANGE.format(40) == "must be 1 to 32 sessions at once, not 40"
 
 
 def test_load_line_names_each_figure_in_milliseconds() -> None:
