@@ -83,6 +83,7 @@ def test_every_text_chunk_and_each_calls_first_string_argument_carry_the_marker(
 
 def test_a_canned_turn_is_written_from_its_chunks_with_the_marker() -> None:
     loaded = load_scenarios(GATEWAY_SCENARIOS / "worked_example.yaml")[0].scenario
+    assert isinstance(loaded, GatewayScenario)
     assert all(turn.replay is not None for turn in loaded.model)
     tagged = tag_turns(loaded.model, "sp-s2-x")
     assert all(turn.replay is None and turn.fixture is None for turn in tagged)
