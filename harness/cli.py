@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.concurrency import CONCURRENCY_RANGE, MAX_CONCURRENCY
 from harness.faults.engine_names import ENGINES
 from harness.interrupts import Interrupts
 
@@ -103,6 +104,15 @@ def _parser() -> argparse.ArgumentParser:
         "--full-observations",
         action="store_true",
         help="keep every scenario's whole observation in results.json (default: failures only)",
+    )
+    run.add_argument(
+        "--concurrency",
+        metavar="K",
+        type=int,
+        default=None,
+        help=f"run K copies of each scenario at once against one target (2 to "
+        f"{MAX_CONCURRENCY}; distinct sessions, users and markers), judged by the concurrency "
+        "checks too, with time-to-first-frame and frame latency figures",
     )
     run.add_argument("-k", metavar="EXPR", help="only scenarios whose id matches EXPR")
     run.add_argument("-x", "--exitfirst", action="store_true")
@@ -383,6 +393,8 @@ def _rerun_command(args: argparse.Namespace) -> list[str]:
         command += ["--engine", args.engine]
     if args.baseline:
         command += ["--baseline", args.baseline]
+    if args.concurrency is not None:
+        command += ["--concurrency", str(args.concurrency)]
     return command
 
 
@@ -471,6 +483,10 @@ def _run(args: argparse.Namespace) -> int:
         )
     if args.time_scale is not None and not args.time_scale > 0:
         return _bad_input(report_dir, "--time-scale must be a positive number", args)
+    if args.concurrency is not None and not 1 <= args.concurrency <= MAX_CONCURRENCY:
+        return _bad_input(
+            report_dir, "--concurrency " + CONCURRENCY_RANGE.format(args.concurrency), args
+        )
     if args.target is not None:
         from harness.suites import suite
         from harness.suites.input_files import check_target_file
@@ -552,6 +568,8 @@ def _run(args: argparse.Namespace) -> int:
         pytest_args.append("--streamproof-full-observations")
     if args.baseline:
         pytest_args.append(f"--streamproof-baseline={args.baseline}")
+    if args.concurrency is not None:
+        pytest_args.append(f"--streamproof-concurrency={args.concurrency}")
     if args.k:
         pytest_args += ["-k", args.k]
     if args.exitfirst:

@@ -34,6 +34,9 @@ class Suite:
     target: str | None
     intended: Mapping[str, str]
     """Mutant name -> the requirement that must catch it."""
+    concurrent: Mapping[str, int] = field(default_factory=dict)
+    """Mutant name -> the sessions at once (``--concurrency``) its run needs: a defect in state
+    shared between sessions shows only then."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,8 @@ def _run_one(suite: Suite, bug: str | None, workdir: Path, time_scale: float | N
         argv += ["--bug", bug]
     if time_scale is not None:
         argv += ["--time-scale", str(time_scale)]
+    if bug is not None and bug in suite.concurrent:
+        argv += ["--concurrency", str(suite.concurrent[bug])]
     started = time.monotonic()
     try:
         proc = subprocess.run(
@@ -214,5 +219,14 @@ def default_suites() -> list[Suite]:
     for kind in kinds():
         described = suite(kind)
         folder = str(bundled / described.SCENARIO_FOLDER)
-        out.append(Suite(kind, (folder,), str(described.DEFAULT_TARGET), dict(described.INTENDED)))
+        concurrent: Mapping[str, int] = getattr(described, "CONCURRENT", {})
+        out.append(
+            Suite(
+                kind,
+                (folder,),
+                str(described.DEFAULT_TARGET),
+                dict(described.INTENDED),
+                dict(concurrent),
+            )
+        )
     return out

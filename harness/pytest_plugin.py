@@ -101,6 +101,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="keep every scenario's whole observation in results.json (default: only for "
         "failures and unmet SHOULDs; a summary for the others)",
     )
+    group.addoption(
+        "--streamproof-concurrency",
+        metavar="K",
+        type=int,
+        default=None,
+        help="run K copies of each scenario at once against one target (2 to 32; distinct "
+        "sessions, users and markers), judged by the concurrency checks too, with latency "
+        "figures (time to first frame, frame latency) under that load",
+    )
     parser.addini(
         "streamproof_dirs",
         type="paths",
@@ -134,6 +143,14 @@ def pytest_configure(config: pytest.Config) -> None:
             load_baseline(baseline)
         except BaselineError as exc:
             raise pytest.UsageError(f"--streamproof-baseline {baseline}:\n{exc}") from None
+    concurrency = config.getoption("--streamproof-concurrency", None)
+    if concurrency is not None:
+        from harness.concurrency import CONCURRENCY_RANGE, MAX_CONCURRENCY
+
+        if not 1 <= concurrency <= MAX_CONCURRENCY:
+            raise pytest.UsageError(
+                "--streamproof-concurrency " + CONCURRENCY_RANGE.format(concurrency)
+            )
     bug = config.getoption("--streamproof-bug", None)
     if bug:
         from harness.suites import known_bugs  # only when a mutant is asked for
@@ -365,6 +382,23 @@ def pytest_terminal_summary(
     _hint_uncollected(terminalreporter, exitstatus, config)
     _skipped_summary(terminalreporter, config)
     _baseline_summary(terminalreporter, config)
+    _load_summary(terminalreporter, config)
+
+
+def _load_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """With ``--concurrency K``: per scenario, the target's latency under K sessions at once."""
+    holder = config.stash.get(_SESSION_KEY, None)
+    if holder is None or holder.concurrency < 2:
+        return
+    from harness.concurrency import load_line
+
+    lines = [load_line(r["id"], r["concurrency"]) for r in holder.records if r.get("concurrency")]
+    if lines:
+        terminalreporter.write_sep(
+            "=", f"streamproof: latency under {holder.concurrency} sessions at once"
+        )
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 def _baseline_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

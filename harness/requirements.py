@@ -26,6 +26,9 @@ class Requirement(BaseModel):
     seed: str
     section: str
     kind: Literal["gateway", "a2a-client"]
+    concurrent: bool = False
+    """Judged only when scenarios run as several sessions at once (``--concurrency K``), and
+    then on every scenario that runs: no scenario is built for it alone."""
 
 
 REGISTRY: dict[str, Requirement] = {}

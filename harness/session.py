@@ -63,6 +63,8 @@ class HarnessSession:
         self.strict: bool = config.getoption("--streamproof-strict")
         self.engine: str | None = config.getoption("--streamproof-engine")
         self.full_observations: bool = config.getoption("--streamproof-full-observations")
+        self.concurrency: int = config.getoption("--streamproof-concurrency", None) or 1
+        """How many copies of each scenario run at once against the one target."""
         baseline = config.getoption("--streamproof-baseline")
         # Already validated when pytest was configured (a bad file is a usage error there).
         self.baseline: Baseline | None = load_baseline(baseline) if baseline else None
@@ -153,8 +155,20 @@ class HarnessSession:
                 def tick(real_s: float) -> None:
                     progress(f"{real_s / scale:.0f}s of {horizon:g}s scenario time")
 
-            result: Any = self._loop.run(env.run(scenario), timeout=budget, tick=tick)
+            if self.concurrency > 1:
+                run_concurrent = getattr(env, "run_concurrent", None)
+                if run_concurrent is None:
+                    raise ScenarioSkipped(
+                        f"the {scenario.kind} suite does not run --concurrency "
+                        f"{self.concurrency} yet: run it without"
+                    )
+                running = run_concurrent(scenario, self.concurrency)
+            else:
+                running = env.run(scenario)
+            result: Any = self._loop.run(running, timeout=budget, tick=tick)
             record["engines"] = env.link_engines  # which engine carried each link
+            if self.concurrency > 1:
+                record["concurrency"] = result.load
         except ScenarioSkipped as exc:
             record.update(outcome="skipped", error=str(exc))
             pytest.skip(str(exc))
@@ -271,6 +285,7 @@ class HarnessSession:
             targets=self._targets,
             command_line=sys.argv,
             pytest_args=[str(arg) for arg in self.config.invocation_params.args],
+            concurrency=self.concurrency,
         )
 
 

@@ -154,6 +154,9 @@ class FakeModel:
         self._picked = 0
         self._states: list[_CallState] = []
         self._epoch = time.monotonic()
+        self._keyed: dict[str, FakeModel] = {}
+        """In keyed mode (:meth:`load_keyed`): per key, a script of its own (an unstarted
+        FakeModel used only for its script cursor and records)."""
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -235,6 +238,48 @@ class FakeModel:
         self._picked = 0
         self._states = []
         self._epoch = time.monotonic()
+        self._keyed = {}
+
+    def load_keyed(
+        self,
+        scripts: Mapping[str, Sequence[ModelTurn]],
+        *,
+        time_scale: float | TimeScale = 1.0,
+        runaway_cap: int = 200,
+    ) -> None:
+        """Keyed mode, for several conversations served at once: each key has its own script,
+        cursor and records. A call belongs to the key whose text its request body holds (a
+        key is put into each conversation's user message, and a model request carries the
+        conversation so far); it is answered from that key's script and recorded under it
+        (:meth:`calls_for`). A call whose body holds no key, or several, is answered as a call
+        past the script (HTTP 500) and recorded in :attr:`calls`: a conversation mixed with
+        another's. Keys must not contain one another."""
+        keys = list(scripts)
+        if not keys or any(not k for k in keys):
+            raise ValueError("load_keyed needs at least one non-empty key")
+        for a in keys:
+            for b in keys:
+                if a != b and a in b:
+                    raise ValueError(f"key {a!r} is part of key {b!r}: calls would be ambiguous")
+        self.load((), time_scale=time_scale, runaway_cap=runaway_cap)
+        for key, turns in scripts.items():
+            child = FakeModel(line_end=self._line_end)
+            child.load(turns, time_scale=time_scale, runaway_cap=runaway_cap)
+            child._epoch = self._epoch
+            self._keyed[key] = child
+
+    def calls_for(self, key: str) -> list[ModelCall]:
+        """In keyed mode, every call of ``key``'s conversation since :meth:`load_keyed`."""
+        return self._keyed[key].calls
+
+    def _owner(self, raw: bytes) -> FakeModel:
+        """The script that answers a call with body ``raw``: in keyed mode the one key's (self
+        when no key or several are found), else self."""
+        if not self._keyed:
+            return self
+        text = raw.decode("utf-8", "replace")
+        found = [child for key, child in self._keyed.items() if key in text]
+        return found[0] if len(found) == 1 else self
 
     def extend(self, turns: Sequence[ModelTurn]) -> None:
         """Add ``turns`` to the end of the script, keeping the records and the cursor: calls
@@ -245,11 +290,19 @@ class FakeModel:
     def set_epoch(self, t0: float) -> None:
         """Record call times relative to ``t0`` (a ``time.monotonic()`` value)."""
         self._epoch = t0
+        for child in self._keyed.values():
+            child._epoch = t0
 
     @property
     def calls(self) -> list[ModelCall]:
-        """Every call since the last :meth:`load`, those still streaming included."""
+        """Every call since the last :meth:`load`, those still streaming included (in keyed mode
+        only the calls that matched no key or several; :meth:`calls_for` has each key's)."""
         return [s.snapshot() for s in self._states]
+
+    @property
+    def call_count(self) -> int:
+        """How many calls came since the last load, every key's in keyed mode included."""
+        return len(self._states) + sum(len(c._states) for c in self._keyed.values())
 
     @property
     def busy(self) -> bool:
@@ -296,6 +349,7 @@ class FakeModel:
             return _answer_response(gemini.not_found(f"{request.method} {request.path}"))
         self._active += 1
         state: _CallState | None = None
+        owner = self  # keyed mode: the script of the call's key (its epoch is this one's)
         try:
             start = time.monotonic()
             raw = await request.read()
@@ -304,32 +358,39 @@ class FakeModel:
             except ValueError:
                 parsed = None
             body = parsed if isinstance(parsed, dict) else {}
+            owner = self._owner(raw)
             state = _CallState(
-                index=len(self._states),
-                t=start - self._epoch,
+                index=len(owner._states),
+                t=start - owner._epoch,
                 path=request.path,
                 model=route.model,
                 streaming=route.method == "streamGenerateContent",
                 agent=gemini.agent_name(body),
                 body=body,
             )
-            previous = self._states[-1] if self._states else None
+            previous = owner._states[-1] if owner._states else None
             if previous is not None and is_retry(state.snapshot(), previous.snapshot()):
                 state.retry_of = previous.index
-            self._states.append(state)
-            return await self._answer(request, state, route, parsed)
+            owner._states.append(state)
+            return await self._answer(request, state, route, parsed, owner)
         except asyncio.CancelledError:
             if state is not None and not self._stopping and not state.completed:
                 state.closed_early = True
             raise
         finally:
             if state is not None:
-                state.t_end = time.monotonic() - self._epoch
+                state.t_end = time.monotonic() - owner._epoch
             self._active -= 1
 
     async def _answer(
-        self, request: web.Request, state: _CallState, route: gemini.Route, parsed: Any
+        self,
+        request: web.Request,
+        state: _CallState,
+        route: gemini.Route,
+        parsed: Any,
+        owner: FakeModel,
     ) -> web.StreamResponse:
+        """Answer from ``owner``'s script (self, or in keyed mode the call's key's)."""
         if not isinstance(parsed, dict):
             return await self._send(
                 request, state, gemini.invalid_argument("streamproof: the body is not JSON")
@@ -340,13 +401,13 @@ class FakeModel:
                 state,
                 gemini.invalid_argument("streamproof: the fake streams only with alt=sse"),
             )
-        index, turn = self._pick(state)
+        index, turn = owner._pick(state)
         state.turn = index
         if turn is None:
             return await self._send(
-                request, state, gemini.error_answer(gemini.unscripted_error(self._picked))
+                request, state, gemini.error_answer(gemini.unscripted_error(owner._picked))
             )
-        scale = self._scale
+        scale = owner._scale
         if turn.http_error is not None or not state.streaming:
             answer = gemini.generate_content_answer(
                 turn,

@@ -48,13 +48,16 @@ def results_report(
     pytest_args: Sequence[str] | None = None,
     engine: str | None = None,
     baseline: Baseline | None = None,
+    concurrency: int = 1,
 ) -> dict[str, Any]:
     """The report of one run from its per-scenario records. ``targets``: per scenario kind, the
     target its environment ran (``Environment.target_info``); ``command_line`` (default
     ``sys.argv``) and ``pytest_args`` go into the report's ``environment``. With a
     ``baseline``, a scenario whose enforced failures are all known (``known_failure`` in its
     record) does not make the run fail, and the summary gets ``baseline``
-    (:func:`harness.report.baseline.baseline_summary`)."""
+    (:func:`harness.report.baseline.baseline_summary`). With ``concurrency`` above 1 (K
+    copies of each scenario at once), the report says so in ``concurrency`` and each scenario
+    that ran keeps its latency figures under that load in its record's ``concurrency``."""
     outcomes = [r.get("outcome", "failed") for r in records]
     per_requirement: dict[str, dict[str, Any]] = {}
     for record in records:
@@ -91,7 +94,7 @@ def results_report(
     }
     if baseline is not None:
         summary["baseline"] = baseline_summary(baseline, records, strict=strict)
-    return {
+    report: dict[str, Any] = {
         "tool": "streamproof",
         "report_version": REPORT_VERSION,
         "target_file": target_file,
@@ -118,6 +121,9 @@ def results_report(
         },
         "scenarios": records,
     }
+    if concurrency > 1:
+        report["concurrency"] = concurrency
+    return report
 
 
 def verdict_counts(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:

@@ -163,6 +163,14 @@ def test_list_shows_requirements_and_scenarios(
         (["run", "no/such/dir"], "no/such/dir: no such file or folder"),
         (["run", str(SCENARIOS), "--time-scale", "0"], "--time-scale must be a positive number"),
         (["run", str(SCENARIOS), "--bug", "no-such-bug"], "--bug no-such-bug: unknown"),
+        (
+            ["run", str(SCENARIOS), "--concurrency", "0"],
+            "--concurrency must be 1 to 32 sessions at once, not 0",
+        ),
+        (
+            ["run", str(SCENARIOS), "--concurrency", "33"],
+            "--concurrency must be 1 to 32 sessions at once, not 33",
+        ),
     ],
 )
 def test_run_rejects_bad_input(

@@ -16,7 +16,8 @@ SCENARIOS = ROOT / "scenarios"
 
 def test_every_requirement_has_a_scenario() -> None:
     covered = scenarios_by_requirement([SCENARIOS])
-    missing = [rid for rid in REGISTRY if not covered.get(rid)]
+    # A concurrency requirement is judged on every scenario run with --concurrency K.
+    missing = [rid for rid, r in REGISTRY.items() if not covered.get(rid) and not r.concurrent]
     assert not missing, f"requirements no scenario names: {missing}"
 
 

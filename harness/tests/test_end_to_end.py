@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.suites import REGISTRY
-from harness.suites.gateway.reference.mutants import BUGS, INTENDED
+from harness.suites.gateway.reference.mutants import BUGS, CONCURRENT, INTENDED
 from harness.tests.conftest import require_module
 from harness.verdicts import Level
 
@@ -76,8 +76,18 @@ def test_every_mutant_fails_with_its_requirement_id(bug: str, tmp_path: Path) ->
     requirement = REGISTRY[INTENDED[bug]]
     # A SHOULD does not fail a run unless --strict; its mutant is proven under --strict.
     strict = ["--strict"] if requirement.level is Level.SHOULD else []
+    # A defect in state shared between sessions shows only with sessions at once.
+    concurrency = ["--concurrency", str(CONCURRENT[bug])] if bug in CONCURRENT else []
     run = streamproof(
-        "run", str(GATEWAY_SCENARIOS), "--bug", bug, "--report-dir", str(tmp_path), "-q", *strict
+        "run",
+        str(GATEWAY_SCENARIOS),
+        "--bug",
+        bug,
+        "--report-dir",
+        str(tmp_path),
+        "-q",
+        *strict,
+        *concurrency,
     )
     assert run.returncode == 1, run.stdout[-4000:] + run.stderr[-2000:]
     assert f"[{requirement.id} {requirement.level.value}]" in run.stdout

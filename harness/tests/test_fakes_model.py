@@ -789,3 +789,58 @@ async def test_genai_reads_a_fixture_error_and_plain_calls_get_the_merge(
     }
     answer = await client.aio.models.generate_content(model=MODEL, contents="y")
     assert answer.text == "Order 1042 shipped on 30 September and is due Monday."
+
+
+# --- keyed mode: several conversations at once (--concurrency) ---------------------------------
+
+
+def _asking(text: str) -> dict[str, Any]:
+    return {"contents": [{"role": "user", "parts": [{"text": text}]}]}
+
+
+async def test_keyed_calls_are_answered_and_recorded_by_the_key_their_body_holds(
+    fake: FakeModel,
+) -> None:
+    fake.load_keyed(
+        {
+            "sp-s1-k": script({"chunks": ["one"]}),
+            "sp-s2-k": script({"chunks": ["two"]}, {"chunks": ["two again"]}),
+        }
+    )
+    path = PLAIN_PATH
+    status2, _, body2 = await raw_post(fake.base_url, path, _asking("hi [sp-s2-k]"))
+    status1, _, body1 = await raw_post(fake.base_url, path, _asking("hi [sp-s1-k]"))
+    status2b, _, body2b = await raw_post(fake.base_url, path, _asking("again [sp-s2-k]"))
+    assert (status1, status2, status2b) == (200, 200, 200)
+    assert b'"one"' in b"".join(body1)
+    assert b'"two"' in b"".join(body2) and b'"two again"' in b"".join(body2b)
+    assert [(c.index, c.turn, c.text_sent) for c in fake.calls_for("sp-s1-k")] == [(0, 0, "one")]
+    assert [(c.index, c.turn, c.text_sent) for c in fake.calls_for("sp-s2-k")] == [
+        (0, 0, "two"),
+        (1, 1, "two again"),
+    ]
+    assert fake.calls == [] and fake.call_count == 3
+
+
+async def test_a_keyed_call_holding_no_key_or_two_is_answered_as_off_script(
+    fake: FakeModel,
+) -> None:
+    fake.load_keyed(
+        {"sp-s1-k": script({"chunks": ["one"]}), "sp-s2-k": script({"chunks": ["two"]})}
+    )
+    path = PLAIN_PATH
+    mixed, _, _ = await raw_post(fake.base_url, path, _asking("[sp-s1-k] and [sp-s2-k]"))
+    nobody, _, _ = await raw_post(fake.base_url, path, _asking("no key at all"))
+    assert (mixed, nobody) == (500, 500)
+    assert [(c.index, c.turn) for c in fake.calls] == [(0, None), (1, None)]
+    assert fake.calls_for("sp-s1-k") == [] and fake.calls_for("sp-s2-k") == []
+    fake.load(script({"chunks": ["plain"]}))  # a plain load leaves keyed mode
+    status, _, _ = await raw_post(fake.base_url, path, _asking("[sp-s1-k]"))
+    assert status == 200 and [c.text_sent for c in fake.calls] == ["plain"]
+
+
+def test_keys_must_not_contain_one_another() -> None:
+    with pytest.raises(ValueError, match="is part of key"):
+        FakeModel().load_keyed({"sp-s1": script(), "sp-s12": script()})
+    with pytest.raises(ValueError, match="at least one non-empty key"):
+        FakeModel().load_keyed({})

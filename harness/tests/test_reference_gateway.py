@@ -1099,6 +1099,75 @@ async def test_mutant_tidy_message_text(
     assert history["events"][-1]["content"]["parts"][0]["text"] == "One\ntwo  three."
 
 
+def _two_sessions_at_once(model: FakeModel, tools: FakeTools, delay: float = 0.3) -> None:
+    """Two conversations, ``key-a`` and ``key-b``, each answered from its own script by the
+    keyed fake model (as ``--concurrency`` runs them)."""
+    model.load_keyed(
+        {
+            "key-a": turns({"chunks": ["alpha one ", "alpha two."], "chunk_delay": delay}),
+            "key-b": turns({"chunks": ["beta one ", "beta two."], "chunk_delay": delay}),
+        }
+    )
+    tools.load(TOOL_PAYLOADS, MARKER)
+
+
+def _messages(chat: Chat) -> list[str]:
+    return [str(f.data["text"]) for f in chat.frames if f.type == "message"]
+
+
+@on_module_loop
+async def test_mutant_shared_draft(
+    gateways: GatewayFactory, model: FakeModel, tools: FakeTools
+) -> None:
+    gateway = await gateways("shared-draft")
+    load(model, tools, turns({"chunks": ["One ", "two."]}))
+    alone = await gateway.chat(new_session())
+    assert _messages(alone) == ["One two."]  # one session at a time: nothing shows
+    _two_sessions_at_once(model, tools)
+    a, b = await asyncio.gather(
+        gateway.chat(new_session(), "Hi key-a"), gateway.chat(new_session(), "Hi key-b")
+    )
+    mixed = [t for t in _messages(a) if "beta" in t] + [t for t in _messages(b) if "alpha" in t]
+    assert mixed, (_messages(a), _messages(b))
+
+
+@on_module_loop
+async def test_mutant_last_session_wins(
+    gateways: GatewayFactory, model: FakeModel, tools: FakeTools
+) -> None:
+    gateway = await gateways("last-session-wins")
+    load(model, tools, turns({"chunks": ["One ", "two."]}))
+    alone = new_session()
+    await gateway.chat(alone)
+    _, history = await gateway.history(alone)
+    assert history_kinds(history["events"]) == ["user", "text"]  # alone: its own session
+    _two_sessions_at_once(model, tools)
+    first, second = new_session(), new_session()
+    await asyncio.gather(gateway.chat(first, "Hi key-a"), gateway.chat(second, "Hi key-b"))
+    stored = {}
+    for session in (first, second):
+        status, history = await gateway.history(session)
+        stored[session] = json.dumps(history) if status == 200 else ""
+    # Both turns went to one session: the other holds no turn of its own.
+    assert "key-a" not in stored[first] or "key-b" not in stored[second], stored
+
+
+@on_module_loop
+async def test_mutant_global_turn_lock(
+    gateways: GatewayFactory, model: FakeModel, tools: FakeTools
+) -> None:
+    gateway = await gateways("global-turn-lock")
+    _two_sessions_at_once(model, tools, delay=0.6)
+    started = time.monotonic()
+    a, b = await asyncio.gather(
+        gateway.chat(new_session(), "Hi key-a"), gateway.chat(new_session(), "Hi key-b")
+    )
+    elapsed = time.monotonic() - started
+    assert [f.type for f in a.frames][-1] == [f.type for f in b.frames][-1] == "done"
+    # Each turn takes at least 1.2 s of scripted model time; one after the other, 2.4 s.
+    assert elapsed >= 2.4, elapsed
+
+
 @on_module_loop
 async def test_mutant_bare_done_on_failure(
     gateways: GatewayFactory, model: FakeModel, tools: FakeTools

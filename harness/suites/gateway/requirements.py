@@ -10,9 +10,17 @@ from harness.verdicts import Level
 __all__ = ["GATEWAY"]
 
 
-def _gw(id: str, level: Level, statement: str, section: str) -> Requirement:
+def _gw(
+    id: str, level: Level, statement: str, section: str, *, concurrent: bool = False
+) -> Requirement:
     return Requirement(
-        id=id, level=level, statement=statement, seed=GATEWAY_SEED, section=section, kind="gateway"
+        id=id,
+        level=level,
+        statement=statement,
+        seed=GATEWAY_SEED,
+        section=section,
+        kind="gateway",
+        concurrent=concurrent,
     )
 
 
@@ -203,6 +211,36 @@ GATEWAY: list[Requirement] = [
         SHOULD,
         "The gateway owns the session ids: one user cannot read another user's history.",
         "A gateway: Event to Server-Sent Events (owns the session ids)",
+    ),
+    # Under --concurrency K: K sessions at once against one gateway process.
+    _gw(
+        "GW-CONC-NO-CROSSTALK",
+        MUST,
+        "With several sessions streaming at once, no frame of one session carries another "
+        "session's text: each chat stream carries only the events of its own run.",
+        "A gateway: Event to Server-Sent Events (per request: its own SseEmitter, frame counter "
+        "(new AtomicLong()) and runAsync(user, sessionId, ...) run, whose events go to that "
+        "emitter alone)",
+        concurrent=True,
+    ),
+    _gw(
+        "GW-CONC-HISTORY-PER-SESSION",
+        MUST,
+        "With several sessions running at once, each session's history holds its own turn and "
+        "nothing of another's, and each model request carries one session's conversation.",
+        "Inside SSE mode: chunk, partial, aggregate, persist (non-partial events are appended "
+        "to the run's session); A gateway: Event to Server-Sent Events (runAsync(user, "
+        "sessionId, ...))",
+        concurrent=True,
+    ),
+    _gw(
+        "GW-CONC-STREAMS-END",
+        MUST,
+        "With several sessions streaming at once, every chat stream ends within the run's "
+        "bounds: no stream is left open, starved or forgotten under load.",
+        "A gateway: Event to Server-Sent Events (each emitter completes after a done or error "
+        "frame, or at its own timeout: new SseEmitter(120_000L))",
+        concurrent=True,
     ),
 ]
 

@@ -9,32 +9,48 @@ plugin and the CLI both go through here.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import json
 import secrets
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 
 from harness.capabilities import GATEWAY_CAPABILITIES, ScenarioSkipped, missing_reason
+from harness.concurrency import MAX_CONCURRENCY
 from harness.durations import TimeScale
 from harness.fakes.model import FakeModel
-from harness.fakes.records import MARKER_PLACEHOLDER
+from harness.fakes.records import MARKER_PLACEHOLDER, ModelCall, ToolCall
 from harness.fakes.tools import FakeTools
 from harness.faults.engines import FaultLink
 from harness.faults.engines.pool import EnginePool
+from harness.faults.records import LinkEvent
 from harness.sse import Decoder
 from harness.suites.gateway.checks import check_gateway
+from harness.suites.gateway.checks.concurrency import Session, concurrency_verdicts
 from harness.suites.gateway.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
 from harness.suites.gateway.checks.run_bound import run_bound_deadline
+from harness.suites.gateway.concurrency import (
+    ConcurrentResult,
+    load_figures,
+    merge_verdicts,
+    own_link_events,
+    session_marker,
+    tag_turns,
+    tool_calls_of,
+    untaggable,
+)
 from harness.suites.gateway.observation import AuthProbe, ChatResponse, Frame, GatewayObservation
 from harness.suites.gateway.scenario import GatewayLimits, GatewayScenario, ModelPath
 from harness.suites.gateway.target import GatewayTarget, RunningGateway, start_gateway
 from harness.targets.errors import TargetConfigError, TargetError
-from harness.verdicts import Verdict
+from harness.verdicts import Outcome, Verdict
 
 CONTRACT_TOOL = "lookupOrder"
 """The tool every conformance gateway's agent has (DESIGN.md, the gateway contract)."""
@@ -278,7 +294,8 @@ class GatewayEnvironment:
         await self.model.close()
         await self.tools.close()
 
-    async def run(self, scenario: GatewayScenario) -> ScenarioResult:
+    async def prepare(self, scenario: GatewayScenario) -> RunningGateway:
+        """Check the target can run ``scenario`` (skip if not) and put its links in place."""
         if self.gateway is None:
             raise RuntimeError("GatewayEnvironment.run before start")
         crashed = self.gateway.crashed()
@@ -290,36 +307,157 @@ class GatewayEnvironment:
         if missing is not None:
             raise ScenarioSkipped(missing)
         await self._use_engines(scenario)
-        gateway = self.gateway
-        which = "chat" if scenario.request.streaming else "chat_none"
-        session_id = f"sp-{uuid.uuid4().hex[:16]}"
-        # What the browser does goes through the browser link.
-        endpoint = gateway.endpoint(which, session_id, base=self.browser_url)
-        history_endpoint = gateway.endpoint("history", session_id, base=self.browser_url)
-        assert endpoint is not None  # none_mode is declared exactly when chat_none is set
+        assert self.gateway is not None
+        return self.gateway
+
+    def user_headers(self, index: int = 0) -> dict[str, str]:
+        """The auth header of the target's ``index``-th user (wrapping round), or none."""
+        users = list(self.target.auth.users.values())
+        return {self.target.auth.header: users[index % len(users)]} if users else {}
+
+    async def run(self, scenario: GatewayScenario) -> ScenarioResult:
+        gateway = await self.prepare(scenario)
         marker = f"SP-SECRET-{secrets.token_hex(8)}"
         self.model.load(scenario.model, time_scale=self.scale.factor)
         self.tools.load(scenario.tools, marker)
         self.links["model"].load(scenario.links.model)
         self.links["browser"].load(scenario.links.browser)
-        users = list(self.target.auth.users.items())
-        headers = {self.target.auth.header: users[0][1]} if users else {}
-
-        # Set-up, not the browser's traffic: straight to the gateway, before the clock starts.
+        session_id = new_session_id()
+        headers = self.user_headers()
         async with aiohttp.ClientSession() as http:
-            session_error = await _set_up_session(
-                http, gateway.endpoint("session", session_id), headers
+            session_error = await self.set_up_session(http, gateway, session_id, headers)
+        t0 = time.monotonic()
+        self.set_epoch(t0)
+        turn = await self.drive(
+            scenario,
+            gateway,
+            session_id,
+            headers,
+            scenario.request.text,
+            t0,
+            lambda: (tuple(self.model.calls), tuple(self.tools.calls)),
+        )
+        if turn.disconnected_at is not None or turn.response.end != "clean":
+            # An orphaned run (a broken gateway) may still be calling the model and the tools:
+            # let it finish before the next scenario loads a new script, so runs never mix.
+            await self._wait_quiet(self._horizon(scenario), t0)
+        observation = self.observe(scenario, gateway, turn, session_error, marker)
+        return ScenarioResult(observation, tuple(check_gateway(observation)))
+
+    async def run_concurrent(self, scenario: GatewayScenario, k: int) -> ConcurrentResult:
+        """``scenario`` as ``k`` sessions at once against this one gateway (``--concurrency``;
+        how the copies are told apart: :mod:`harness.suites.gateway.concurrency`)."""
+        if not 2 <= k <= MAX_CONCURRENCY:
+            raise ValueError(f"concurrency must be 2 to {MAX_CONCURRENCY}, not {k}")
+        gateway = await self.prepare(scenario)
+        why = untaggable(scenario)
+        if why is not None:
+            raise ScenarioSkipped(f"not run with --concurrency {k}: {why}")
+        token = secrets.token_hex(4)
+        markers = [session_marker(i, token) for i in range(k)]
+        secret = f"SP-SECRET-{secrets.token_hex(8)}"
+        self.model.load_keyed(
+            {m: tag_turns(scenario.model, m) for m in markers}, time_scale=self.scale.factor
+        )
+        self.tools.load(scenario.tools, secret)
+        self.links["model"].load(scenario.links.model)
+        self.links["browser"].load(scenario.links.browser)
+        # A scenario that probes auth reads another user's view of the session: every copy is
+        # the first user's then. Otherwise the copies take the target's users in turn.
+        headers = [self.user_headers(0 if scenario.expect.auth else i) for i in range(k)]
+        session_ids = [new_session_id() for _ in range(k)]
+        texts = [f"{scenario.request.text} [{m}]" for m in markers]
+        async with aiohttp.ClientSession() as http:
+            session_errors = await asyncio.gather(
+                *(
+                    self.set_up_session(http, gateway, sid, h)
+                    for sid, h in zip(session_ids, headers, strict=True)
+                )
             )
         t0 = time.monotonic()
+        self.set_epoch(t0)
+
+        def snapshot_for(marker: str) -> tuple[tuple[ModelCall, ...], tuple[ToolCall, ...]]:
+            return tuple(self.model.calls_for(marker)), tool_calls_of(self.tools.calls, marker)
+
+        turns = await asyncio.gather(
+            *(
+                self.drive(
+                    scenario,
+                    gateway,
+                    session_ids[i],
+                    headers[i],
+                    texts[i],
+                    t0,
+                    functools.partial(snapshot_for, markers[i]),
+                )
+                for i in range(k)
+            )
+        )
+        if any(t.disconnected_at is not None or t.response.end != "clean" for t in turns):
+            await self.wait_quiet_after(scenario, t0)
+        sessions = tuple(
+            Session(m, self.observe(scenario, gateway, own, error, secret))
+            for m, own, error in zip(
+                markers,
+                (
+                    dataclasses.replace(t, link_events=own_link_events(t.link_events, sid))
+                    for t, sid in zip(turns, session_ids, strict=True)
+                ),
+                session_errors,
+                strict=True,
+            )
+        )
+        unkeyed = tuple(self.model.calls)
+        per_session = [check_gateway(s.observation) for s in sessions]
+        verdicts = [*concurrency_verdicts(sessions, unkeyed), *merge_verdicts(per_session)]
+        shown = next(
+            (
+                s.observation
+                for s, vs in zip(sessions, per_session, strict=True)
+                if any(v.outcome is Outcome.FAIL for v in vs)
+            ),
+            sessions[0].observation,
+        )
+        return ConcurrentResult(shown, tuple(verdicts), sessions, unkeyed, load_figures(sessions))
+
+    async def set_up_session(
+        self,
+        http: aiohttp.ClientSession,
+        gateway: RunningGateway,
+        session_id: str,
+        headers: dict[str, str],
+    ) -> str | None:
+        """Set-up, not the browser's traffic: straight to the gateway, before the clock."""
+        return await _set_up_session(http, gateway.endpoint("session", session_id), headers)
+
+    def set_epoch(self, t0: float) -> None:
         self.model.set_epoch(t0)
         self.tools.set_epoch(t0)
         for link in self.links.values():
             link.set_epoch(t0)
+
+    async def drive(
+        self,
+        scenario: GatewayScenario,
+        gateway: RunningGateway,
+        session_id: str,
+        headers: dict[str, str],
+        text: str,
+        t0: float,
+        snapshot: Callable[[], tuple[tuple[ModelCall, ...], tuple[ToolCall, ...]]],
+    ) -> Turn:
+        """One chat turn of ``session_id`` as the browser sends it (through the browser
+        link), then its history and auth probes; ``snapshot`` reads this turn's model and tool
+        calls once the stream has ended and the gateway settled."""
+        which = "chat" if scenario.request.streaming else "chat_none"
+        # What the browser does goes through the browser link.
+        endpoint = gateway.endpoint(which, session_id, base=self.browser_url)
+        history_endpoint = gateway.endpoint("history", session_id, base=self.browser_url)
+        assert endpoint is not None  # none_mode is declared exactly when chat_none is set
         request = scenario.request
         stream_wait = self._stream_wait(scenario)
-        body, content_type = self.target.chat_request(
-            request.text, session_id, streaming=request.streaming
-        )
+        body, content_type = self.target.chat_request(text, session_id, streaming=request.streaming)
         async with aiohttp.ClientSession() as http:
             response, frames = await _stream_chat(
                 http,
@@ -349,49 +487,100 @@ class GatewayEnvironment:
                 history, history_error = await _read_history(http, history_endpoint, headers)
             # Snapshot before the auth probes: a gateway that wrongly accepts a probe would
             # start another run, and its model calls are not part of this turn.
-            model_calls, tool_calls = tuple(self.model.calls), tuple(self.tools.calls)
+            model_calls, tool_calls = snapshot()
             link_events = {name: tuple(link.events) for name, link in self.links.items()}
             probes = None
             if scenario.expect.auth and self.target.auth_declared:
                 probes = await _auth_probes(http, gateway, session_id, self.target)
             elif scenario.expect.auth:
                 probes = ()
-        if disconnected_at is not None or response.end != "clean":
-            # An orphaned run (a broken gateway) may still be calling the model and the tools:
-            # let it finish before the next scenario loads a new script, so runs never mix.
-            await self._wait_quiet(self._horizon(scenario), t0)
-        observation = GatewayObservation(
+        return Turn(
+            response=response,
+            frames=tuple(frames),
+            disconnected_at=disconnected_at,
+            history=history,
+            history_error=history_error,
+            history_read_at=history_read_at,
+            model_calls=model_calls,
+            tool_calls=tool_calls,
+            link_events=link_events,
+            probes=probes,
+            stream_wait=stream_wait,
+            request_text=text,
+        )
+
+    def observe(
+        self,
+        scenario: GatewayScenario,
+        gateway: RunningGateway,
+        turn: Turn,
+        session_error: str | None,
+        marker: str,
+    ) -> GatewayObservation:
+        """What one turn gives the checks."""
+        return GatewayObservation(
             scenario=scenario.id,
             target=self.target_label,
             profile=self.target.profile,
             session_error=session_error,
             # A leak can only be judged where a tool payload carried the marker.
             marker=marker if MARKER_PLACEHOLDER in json.dumps(scenario.tools) else "",
-            request_text=scenario.request.text,
+            request_text=turn.request_text,
             streaming=scenario.request.streaming,
-            response=response,
-            frames=tuple(frames),
-            model_calls=model_calls,
-            tool_calls=tool_calls,
-            service_tools=tuple(sorted({*scenario.tools, CONTRACT_TOOL})),
-            history=history,
-            history_error=history_error,
-            history_read_at=round(history_read_at, 4),
-            disconnected_at=disconnected_at,
-            link_events=link_events,
-            auth_probes=probes,
+            response=turn.response,
+            frames=turn.frames,
+            model_calls=turn.model_calls,
+            tool_calls=turn.tool_calls,
+            service_tools=service_tools(scenario),
+            history=turn.history,
+            history_error=turn.history_error,
+            history_read_at=round(turn.history_read_at, 4),
+            disconnected_at=turn.disconnected_at,
+            link_events=turn.link_events,
+            auth_probes=turn.probes,
             auth_declared=self.target.auth_declared,
             scripted_calls=scenario.scripted_calls,
             scripted_agents=scenario.scripted_agents,
             expect=scenario.expect,
             limits=scenario.limits,
             time_scale=self.scale.factor,
-            stream_wait_s=stream_wait,
+            stream_wait_s=turn.stream_wait,
             target_log=gateway.log(),
             run_bound_s=self._run_bound if "run_timeout" in self.target.declared else None,
             model_link_buffers=scenario.model_path == "buffering-proxy",
         )
-        return ScenarioResult(observation, tuple(check_gateway(observation)))
+
+    async def wait_quiet_after(self, scenario: GatewayScenario, t0: float) -> None:
+        """Let an orphaned run finish calling the fakes before the next scenario (``t0``: the
+        epoch the fakes record against)."""
+        await self._wait_quiet(self._horizon(scenario), t0)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What the harness saw of one chat turn, before it becomes an observation."""
+
+    response: ChatResponse
+    frames: tuple[Frame, ...]
+    disconnected_at: float | None
+    history: tuple[dict[str, Any], ...] | None
+    history_error: str | None
+    history_read_at: float
+    model_calls: tuple[ModelCall, ...]
+    tool_calls: tuple[ToolCall, ...]
+    link_events: dict[str, tuple[LinkEvent, ...]]
+    probes: tuple[AuthProbe, ...] | None
+    stream_wait: float
+    request_text: str
+
+
+def new_session_id() -> str:
+    return f"sp-{uuid.uuid4().hex[:16]}"
+
+
+def service_tools(scenario: GatewayScenario) -> tuple[str, ...]:
+    """The tools the fake tool service serves in ``scenario`` (the contract's one included)."""
+    return tuple(sorted({*scenario.tools, CONTRACT_TOOL}))
 
 
 def proxy_environment(proxy_url: str, ca_file: str) -> dict[str, str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.suites.gateway.reference.mutants import BUGS, INTENDED
+from harness.suites.gateway.reference.mutants import BUGS, CONCURRENT, INTENDED
 from harness.suites.gateway.scenario import GatewayScenario
 from harness.suites.gateway.target import DEFAULT_TARGET, GatewayTarget, load_target
 from harness.suites.gateway.timeline import timeline
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUGS",
+    "CONCURRENT",
     "DEFAULT_TARGET",
     "INTENDED",
     "KIND",

@@ -34,6 +34,7 @@ work to another agent (measured against the fake model, see :func:`build_agent`)
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any, override
@@ -158,7 +159,49 @@ def build_agent(tool_url: str) -> LlmAgent:
     )
 
 
-class PartialStoringSessionService(SqliteSessionService):
+class SerialWriteSessionService(SqliteSessionService):
+    """ADK's SQLite session store with one writer at a time in this process.
+
+    ADK opens a connection per operation, and ``append_event`` reads the session before it
+    writes in one transaction. With several sessions appending at once SQLite refuses some of
+    them ("database is locked": a shared lock that asks to write is not retried by the busy
+    timeout, and a writer that waits past it on a loaded machine gives up too), and the turn
+    fails with HTTP 500. Seen with ``streamproof run scenarios/gateway --concurrency 8``: in 4
+    of the 20 scenarios run, 2 to 8 of the 8 sessions answered 500 (``OperationalError:
+    database is locked``). The writes are serialised here (reads still run side by side);
+    sessions stay independent: the lock holds no session's data.
+    """
+
+    def __init__(self, *, db_path: str) -> None:
+        super().__init__(db_path=db_path)
+        self._write_lock = asyncio.Lock()
+
+    @override
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        async with self._write_lock:
+            return await super().create_session(
+                app_name=app_name, user_id=user_id, state=state, session_id=session_id
+            )
+
+    @override
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        async with self._write_lock:
+            await super().delete_session(app_name=app_name, user_id=user_id, session_id=session_id)
+
+    @override
+    async def append_event(self, session: Session, event: Event) -> Event:
+        async with self._write_lock:
+            return await super().append_event(session, event)
+
+
+class PartialStoringSessionService(SerialWriteSessionService):
     """``persist-partials`` mutant only: a SQLite store that keeps partial events too.
 
     ADK skips partials twice: the Runner never passes them to ``append_event`` and
@@ -174,7 +217,7 @@ class PartialStoringSessionService(SqliteSessionService):
         if not event.partial:
             return await super().append_event(session, event)
         stored = event.model_copy(update={"id": Event.new_id()})
-        async with self._get_db_connection() as db:
+        async with self._write_lock, self._get_db_connection() as db:
             await db.execute(
                 "INSERT INTO events"
                 " (id, app_name, user_id, session_id, invocation_id, timestamp, event_data)"
@@ -197,7 +240,7 @@ def build_runner(
     *, tool_url: str, db_path: str, store_partials: bool = False
 ) -> tuple[Runner, SqliteSessionService]:
     """The Runner the gateway drives, on ADK's SQLite session store at ``db_path``."""
-    service_cls = PartialStoringSessionService if store_partials else SqliteSessionService
+    service_cls = PartialStoringSessionService if store_partials else SerialWriteSessionService
     sessions = service_cls(db_path=db_path)
     runner = Runner(app_name=APP_NAME, agent=build_agent(tool_url), session_service=sessions)
     return runner, sessions

@@ -61,6 +61,8 @@ class Gateway:
         self._deadlines: set[asyncio.Timeout] = set()
         self._stopping = False
         self._orphans: set[asyncio.Future[None]] = set()  # only the no-dispose mutant has any
+        self._shared_draft = ""  # only the shared-draft mutant uses it: one for every session
+        self._latest_session = ""  # only the last-session-wins mutant reads it
 
     def make_app(self) -> web.Application:
         app = web.Application()
@@ -102,6 +104,10 @@ class Gateway:
         streaming = request.query.get("mode", "").lower() != "none"
 
         key = (user, session_id)
+        if self.bug == "global-turn-lock":
+            key = ("*", "*")  # mutant: one turn at a time in the whole process
+        if self.bug == "last-session-wins":
+            self._latest_session = session_id  # mutant: process-wide "current session"
         lock = self._locks.get(key)
         if lock is None:
             lock = self._locks[key] = asyncio.Lock()
@@ -118,6 +124,10 @@ class Gateway:
                 },
             )
             await response.prepare(request)
+            if self.bug == "last-session-wins":
+                # Mutant: the run goes to the session whose request came last, which is this
+                # request's own only while one session is served at a time.
+                session_id = self._latest_session
             turn = self._stream_turn(response, user, session_id, text, streaming)
             if self.bug == "no-dispose":
                 # Mutant: the run is detached from the request, so a closed tab does not
@@ -155,6 +165,8 @@ class Gateway:
         bound = None if self.bug == "no-run-timeout" else self.settings.run_timeout
         deadline = asyncio.timeout(bound)
         draft = ""  # what the browser has been shown of the answer in progress
+        if self.bug == "shared-draft":
+            self._shared_draft = ""  # mutant: a new turn starts the one process-wide draft
         terminal: Frame
         try:
             async with (
@@ -178,6 +190,8 @@ class Gateway:
                             draft += event_text(event)
                         elif not event.error_code:
                             draft = ""  # an aggregate settled it
+                        if self.bug == "shared-draft":
+                            event = self._from_shared_draft(event)
                         await writer.send_event(event)
                 finally:
                     self._deadlines.discard(deadline)
@@ -204,6 +218,25 @@ class Gateway:
             terminal = DONE
         with contextlib.suppress(ClientGoneError):
             await writer.send(terminal)
+
+    def _from_shared_draft(self, event: Event) -> Event:
+        """Mutant: the deltas shown are kept in one draft for the whole process, not one per
+        turn, and a text answer's message is sent from that draft (what the browser was shown)
+        instead of from the aggregate. One session at a time, the draft is exactly that turn's
+        deltas, which ADK's aggregate concatenates: nothing shows. Two at once, and each
+        message carries the other session's text."""
+        if event.error_code:
+            return event
+        if event.partial:
+            self._shared_draft += event_text(event)
+            return event
+        shown, self._shared_draft = self._shared_draft, ""
+        if not shown or event.get_function_calls() or not event_text(event):
+            return event
+        role = event.content.role if event.content is not None else "model"
+        return event.model_copy(
+            update={"content": types.Content(role=role, parts=[types.Part(text=shown)])}
+        )
 
     @staticmethod
     def _run_failed(exc: BaseException) -> Frame:

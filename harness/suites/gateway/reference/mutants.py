@@ -76,6 +76,21 @@ BUGS: Final[Mapping[str, str]] = {
         "the event's: a sub-agent's text is shown as the coordinator's, so a browser cannot key "
         "its draft by author (seed: 'Keying the draft by author matters in multi-agent runs')"
     ),
+    "shared-draft": (
+        "one draft buffer for the whole process instead of one per turn, and a text answer's "
+        "message is sent from it: one session at a time nothing shows, two at once and each "
+        "message carries the other's text (caught only under --concurrency)"
+    ),
+    "last-session-wins": (
+        "the run goes to the session of the chat request that came last (one process-wide "
+        "'current session'), not its own: one session at a time it is its own, several at once "
+        "and turns land in another session's history (caught only under --concurrency)"
+    ),
+    "global-turn-lock": (
+        "one turn at a time for the whole process (the per-session lock keyed by nothing): "
+        "several sessions at once queue behind each other and the last streams are still "
+        "waiting when the browser gives up (caught only under --concurrency)"
+    ),
 }
 """Mutant name -> one-line description of its single defect."""
 
@@ -105,8 +120,22 @@ INTENDED: Final[Mapping[str, str]] = {
     "tidy-message-text": "GW-PERSIST-MATCHES-MESSAGE",
     "bare-done-on-failure": "GW-ERROR-FRAME",
     "no-run-timeout": "GW-RUN-BOUND",
+    "shared-draft": "GW-CONC-NO-CROSSTALK",
+    "last-session-wins": "GW-CONC-HISTORY-PER-SESSION",
+    "global-turn-lock": "GW-CONC-STREAMS-END",
 }
 """Mutant name -> the requirement that must catch it (the mutant matrix reads this)."""
+
+
+CONCURRENT: Final[Mapping[str, int]] = {
+    "shared-draft": 4,
+    "last-session-wins": 4,
+    # Its sessions queue behind each other: the 8th waits for 7 turns (about 21 s at the
+    # default time scale in answer-streams-while-the-model-pauses, past the browser's wait).
+    "global-turn-lock": 8,
+}
+"""Mutants whose defect shows only with sessions at once: the mutant matrix runs each with
+``--concurrency`` this many sessions (no sequential check can catch them)."""
 
 
 CATALOG = BugCatalog(BUGS, INTENDED)

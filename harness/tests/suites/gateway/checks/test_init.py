@@ -14,7 +14,8 @@ from harness.suites.gateway.checks import (
 from harness.tests.suites.gateway.observations import LEGITIMATE, with_auth, worked_example
 from harness.verdicts import Kind, Outcome, Verdict
 
-GATEWAY_IDS = [r.id for r in REGISTRY.values() if r.kind == "gateway"]
+GATEWAY_IDS = [r.id for r in REGISTRY.values() if r.kind == "gateway" and not r.concurrent]
+"""What check_gateway judges on one observation (the GW-CONC-* rules judge K at once)."""
 
 
 NOT_EXERCISED_BY_THE_WORKED_EXAMPLE = {
