@@ -105,8 +105,8 @@ def early_drop_verdicts(obs: A2AClientObservation) -> list[Verdict]:
         if not sent or turn.run.task_id_given is not None:
             continue
         first = sent[0]
-        if first.answered or any(f.kind != "error" for f in first.delivered):
-            continue
+        if first.answered or any(f.kind != "error" for f in first.readable):
+            continue  # an event reached it (one it may have read, after a damaged one)
         seen = True
         how = first.cut_by_link or ("an error answer" if first.failed else "an empty stream")
         status = _status(turn.run)
@@ -137,18 +137,21 @@ def early_drop_verdicts(obs: A2AClientObservation) -> list[Verdict]:
 
 def deadline_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     """``return call.done.get(deadline.toMillis(), TimeUnit.MILLISECONDS)``: the caller waits
-    with a deadline, so the call is over by then, counted from its first request."""
+    with a deadline, so the call is over by then, counted from its first request (the agent
+    card's fetch included: a call stuck on its card is judged too)."""
     rid = "A2A-C-DEADLINE"
     limit = obs.deadline_s + slack(obs)
     problems: list[str] = []
     judged = 0
     for turn in _turns(obs):
         run = turn.run
-        if not turn.rpc:
-            continue  # no request reached the server: nothing was timed
+        if not turn.ex:
+            continue  # the client sent nothing: nothing was timed
         if run.t_result is not None:
             took = run.t_result - turn.first
         elif run.failure is not None and run.failure.kind == "hang":
+            if turn.end - turn.first <= limit:
+                continue  # killed (a slow start) before its deadline had passed: A2A-C-RESULT
             judged += 1
             problems.append(
                 f"{_label(run)} was still running {_secs(obs, turn.end - turn.first)} after its "
