@@ -352,6 +352,7 @@ def structured_verdicts(obs: A2AClientObservation) -> list[Verdict]:
                 result.status == "error"
                 and turn.outcome(turn.horizon) == "completed"
                 and not turn.troubled()
+                and not any(e.any_damaged for e in turn.ex)  # a malformed event, not a chunk
             ):
                 problems.append(
                     f"{_label(turn.run)} failed ({_shorten(result.message or '')!r}) although "

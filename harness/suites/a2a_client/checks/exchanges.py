@@ -164,6 +164,11 @@ class Exchange:
         )
 
     @property
+    def any_damaged(self) -> bool:
+        """A corruption on the link changed a frame of this exchange for the client."""
+        return any(d is not None and not d.startswith("retyped") for d in self.damage)
+
+    @property
     def silently_lost(self) -> tuple[SentFrame, ...]:
         """Frames a spec decoder dropped without an error (``lost``): nothing told the client."""
         return tuple(
@@ -205,9 +210,13 @@ class Exchange:
     def turn_end_delivered(self) -> bool:
         """A frame that ends the turn reached the client: a Message, or a terminal or
         interrupted state."""
-        return any(
-            f.kind == "message" or (f.kind in ("task", "status-update") and f.state in DONE_STATES)
-            for f in self.delivered
+        return any(_ends_turn(f) for f in self.delivered)
+
+    @property
+    def turn_end_unreadable(self) -> bool:
+        """A frame that ends the turn reached the client only damaged (it could not read it)."""
+        return any(_ends_turn(f) for f in self.forwarded) and not any(
+            _ends_turn(f) for f in self.readable
         )
 
     @property
@@ -238,6 +247,10 @@ class Exchange:
             if status is not None and status >= 400:
                 return True
         return self.cut_by_link not in (None, "stall")
+
+
+def _ends_turn(f: SentFrame) -> bool:
+    return f.kind == "message" or (f.kind in ("task", "status-update") and f.state in DONE_STATES)
 
 
 def _data_frames(

@@ -138,6 +138,8 @@ def interrupted_verdicts(obs: A2AClientObservation) -> list[Verdict]:
         result = turn.result
         if outcome not in INTERRUPTED or result is None:
             continue  # no readable result: A2A-C-RESULT says so
+        if turn.end_unreadable() and not turn.knew_task():
+            continue  # the state reached it damaged and it had no task id to ask by
         judged = True
         if result.status != outcome:
             problems.append(
@@ -174,6 +176,8 @@ def direct_message_verdicts(obs: A2AClientObservation) -> list[Verdict]:
         result = turn.result
         if turn.outcome() != "message" or result is None:
             continue  # no readable result: A2A-C-RESULT says so
+        if turn.end_unreadable():
+            continue  # the reply reached it damaged: there was nothing it could read
         judged = True
         status = _status(turn.run)
         if result.status != "message":

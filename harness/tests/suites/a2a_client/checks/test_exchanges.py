@@ -12,7 +12,9 @@ from harness.suites.a2a_client.checks import (
     cancel_verdicts,
     check_a2a_client,
     deadline_verdicts,
+    direct_message_verdicts,
     early_drop_verdicts,
+    interrupted_verdicts,
     reassembly_verdicts,
     recovery_verdicts,
     result_verdicts,
@@ -21,12 +23,15 @@ from harness.suites.a2a_client.checks import (
 from harness.suites.a2a_client.checks.exchanges import exchanges
 from harness.suites.a2a_client.result import ClientFailure
 from harness.tests.suites.a2a_client.observations import (
+    CTX,
+    TASK,
     Story,
     art,
     assert_fails,
     assert_not_applicable,
     assert_passes,
     not_passed,
+    reply,
     result,
     status,
     task_frame,
@@ -256,3 +261,52 @@ def test_a_call_stuck_on_its_agent_card_is_judged_by_its_deadline() -> None:
     assert_fails(deadline_verdicts(hangs), "A2A-C-DEADLINE", "still running")
     late = _card_only(30.0).build()
     assert_fails(deadline_verdicts(late), "A2A-C-DEADLINE", "ended 30.00s")
+
+
+# --- the frame that ends the turn, damaged ---------------------------------------------------
+
+
+def _damaged_reply(*, damaged: bool) -> Story:
+    story = Story(deadline=30, idle=10)
+    story.card(0.0)
+    story.message(
+        0.1,
+        (reply(1.0, "Hello there"),),
+        task_id=None,
+        outcome="reply",
+        damage={1: ALTERED} if damaged else None,
+    )
+    story.run(result("error", {}, task_id=None, context_id=None), t_result=1.1)
+    return story
+
+
+def test_a_direct_reply_the_client_could_not_read_is_not_held_against_it() -> None:
+    # The recipe: a malformed event is a loud failure, and with no task id the call fails.
+    obs = _damaged_reply(damaged=True).build(reply_text="Hello there")
+    assert_not_applicable(direct_message_verdicts(obs), "A2A-C-DIRECT-MESSAGE")
+    assert not_passed(check_a2a_client(obs)) == []
+    intact = _damaged_reply(damaged=False).build(reply_text="Hello there")
+    assert_fails(direct_message_verdicts(intact), "A2A-C-DIRECT-MESSAGE", "'error'")
+
+
+def _damaged_interruption(*, knew: bool, status_: str) -> Story:
+    story = Story(deadline=30, idle=10)
+    story.created(0.1)
+    story.state(1.0, "input-required", "Which region?")
+    story.card(0.0)
+    story.message(
+        0.1,
+        (task_frame(0.1), status(1.0, "input-required", "Which region?")),
+        damage={2: ALTERED} if knew else {1: ALTERED, 2: ALTERED},
+    )
+    ids = (TASK, CTX) if knew else (None, None)
+    story.run(result(status_, {}, task_id=ids[0], context_id=ids[1]), t_result=1.1)
+    return story
+
+
+def test_an_interruption_the_client_could_not_read_without_a_task_id_is_not_judged() -> None:
+    blind = _damaged_interruption(knew=False, status_="error").build()
+    assert_not_applicable(interrupted_verdicts(blind), "A2A-C-INTERRUPTED")
+    # Knowing the task, the recipe's recovery (tasks/get) shows input-required: still owed.
+    knew = _damaged_interruption(knew=True, status_="error").build()
+    assert_fails(interrupted_verdicts(knew), "A2A-C-INTERRUPTED", "'error'")
