@@ -310,3 +310,34 @@ def test_an_interruption_the_client_could_not_read_without_a_task_id_is_not_judg
     # Knowing the task, the recipe's recovery (tasks/get) shows input-required: still owed.
     knew = _damaged_interruption(knew=True, status_="error").build()
     assert_fails(interrupted_verdicts(knew), "A2A-C-INTERRUPTED", "'error'")
+
+
+# --- a quiet stream before the first event, and the deadline ---------------------------------
+
+
+def _quiet_before_the_first_event(*, idle: float, t_result: float) -> Story:
+    """The stream opens and nothing comes (a proxy holds it); the deadline is 20 s."""
+    story = Story(deadline=20, idle=idle, tolerance=1)
+    story.created(0.1)
+    story.card(0.0)
+    story.message(
+        0.1,
+        (task_frame(0.1),),
+        forwarded=0,
+        ended="client_closed",
+        t_end=t_result,
+        fault=(0.1, "stall"),
+        link_end=(t_result, "fin", "client"),
+    )
+    story.run(result("timeout", {}, task_id=None, context_id=None), t_result=t_result)
+    return story
+
+
+def test_a_timeout_before_any_event_is_fine_when_no_watchdog_could_fire_first() -> None:
+    # Idle limit 30 s, deadline 20 s: the recipe's watchdog cannot call the stream dropped in
+    # time, so the deadline's timeout is what the recipe gives.
+    late_watchdog = _quiet_before_the_first_event(idle=30, t_result=20.1).build()
+    assert_passes(early_drop_verdicts(late_watchdog), "A2A-C-EARLY-DROP")
+    # Idle limit 5 s: the watchdog was due at 5 s; waiting for the deadline is the defect.
+    waited = _quiet_before_the_first_event(idle=5, t_result=20.1).build()
+    assert_fails(early_drop_verdicts(waited), "A2A-C-EARLY-DROP", "'timeout' instead of a failure")
