@@ -138,6 +138,8 @@ def interrupted_verdicts(obs: A2AClientObservation) -> list[Verdict]:
         result = turn.result
         if outcome not in INTERRUPTED or result is None:
             continue  # no readable result: A2A-C-RESULT says so
+        if turn.done_event() is None:
+            continue  # it was waiting before this turn (a follow-up that never got through)
         if turn.end_unreadable() and not turn.knew_task():
             continue  # the state reached it damaged and it had no task id to ask by
         judged = True
@@ -213,6 +215,7 @@ def follow_up_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     if not follow:
         return [_not_judged(rid, "no follow-up turn was run")]
     problems: list[str] = []
+    judged = 0
     for turn in follow:
         run = turn.run
         sent = [
@@ -220,6 +223,9 @@ def follow_up_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             for m in obs.ledger.messages
             if any(e.record is not None and e.record.index == m.request for e in turn.messages())
         ]
+        if not sent and turn.messages():
+            continue  # sent, but a fault on the link stopped it before the server: ids unseen
+        judged += 1
         if not sent:
             problems.append("the follow-up turn sent no message to the server")
             continue
@@ -233,6 +239,8 @@ def follow_up_verdicts(obs: A2AClientObservation) -> list[Verdict]:
         created = [t for t in obs.ledger.tasks if t.t >= turn.first]
         if created:
             problems.append(f"the follow-up created {len(created)} new task(s)")
+    if not judged:
+        return [_not_judged(rid, "no follow-up message reached the server")]
     return [
         from_violations(
             rid,

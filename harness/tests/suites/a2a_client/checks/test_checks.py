@@ -912,6 +912,39 @@ def test_the_follow_up_carries_the_same_ids() -> None:
     assert_fails(follow_up_verdicts(fresh), "A2A-C-FOLLOW-UP", "taskId None", "1 new task")
 
 
+def test_a_follow_up_the_proxy_stopped_before_the_server_is_not_judged() -> None:
+    """The follow-up's message/stream is reset by the link on request: the client sent it, the
+    server never saw it, so its ids cannot be judged (an explore screen finding)."""
+
+    def follow_up(*, sent: bool) -> Story:
+        story = Story(deadline=30, idle=10)
+        story.created(0.1)
+        story.state(1.0, "input-required", "Which region?")
+        story.card(0.0)
+        story.message(0.1, (task_frame(0.1), status(1.0, "input-required", "Which region?")))
+        story.run(result("input-required", {}), t_result=1.1, t_start=-0.3)
+        story.card(2.0)
+        if sent:
+            story.message(
+                2.1, (), reached=False, fault=(2.1, "rst"), link_end=(2.11, "rst", "proxy")
+            )
+        story.run(
+            result("error", {}, message="reset"),
+            t_result=2.3,
+            t_start=1.8,
+            turn=1,
+            task_id_given=TASK,
+            context_id_given=CTX,
+        )
+        return story
+
+    stopped = follow_up(sent=True).build()
+    assert_not_applicable(follow_up_verdicts(stopped), "A2A-C-FOLLOW-UP", "reached the server")
+    assert not_passed(check_a2a_client(stopped)) == []
+    silent = follow_up(sent=False).build()
+    assert_fails(follow_up_verdicts(silent), "A2A-C-FOLLOW-UP", "sent no message")
+
+
 def test_a_direct_reply_is_a_message_result() -> None:
     story = Story(deadline=30, idle=10)
     story.card(0.0)
