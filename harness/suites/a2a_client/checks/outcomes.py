@@ -44,6 +44,8 @@ def status_verdicts(obs: A2AClientObservation) -> list[Verdict]:
         outcome = turn.outcome()
         seen.append(f"{_label(turn.run)}: server {outcome}, result {result.status}")
         if not turn.messages() and not turn.troubled():
+            if result.status == "timeout" and _timed_out_legitimately(obs, turn):
+                continue  # its deadline passed before it could send it (a slow agent card)
             problems.append(
                 f"{_label(turn.run)} never sent its message to the agent, though nothing failed "
                 f"on the wire, and the result says {result.status!r}: it follows no task"

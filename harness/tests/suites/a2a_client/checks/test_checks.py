@@ -178,6 +178,20 @@ def test_a_client_whose_agent_card_failed_may_report_an_error() -> None:
     assert not_passed(status_verdicts(story.build())) == []
 
 
+def test_a_client_whose_agent_card_came_after_its_deadline_may_report_a_timeout() -> None:
+    """The card's answer is held past the deadline (an explore screen finding): the client
+    gives up at its deadline without sending its message. Before the deadline it is wrong."""
+
+    def slow_card(t_result: float) -> A2AClientObservation:
+        story = Story(deadline=30, idle=10)
+        story.card(0.0)
+        story.run(result("timeout", {}, task_id=None, context_id=None), t_result=t_result)
+        return story.build()
+
+    assert not_passed(status_verdicts(slow_card(30.1))) == []
+    assert_fails(status_verdicts(slow_card(5.0)), "A2A-C-STATUS", "never sent its message")
+
+
 # --- A2A-C-RESULT, A2A-C-COMPLETE-ONCE ---------------------------------------------------------
 
 
