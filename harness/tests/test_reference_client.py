@@ -168,7 +168,11 @@ async def test_the_recipe_to_the_letter_fails_no_must() -> None:
 
 
 async def test_a_real_sdk_client_without_a_watchdog_is_caught_hanging() -> None:
-    naive = ClientTarget(name="naive-sdk-client", command=(sys.executable, str(NO_WATCHDOG)))
+    # startup_grace: killed well after the stall and the limits, however slow its imports
+    # (a client killed before its idle limit ran out is judged by A2A-C-RESULT alone).
+    naive = ClientTarget(
+        name="naive-sdk-client", command=(sys.executable, str(NO_WATCHDOG)), startup_grace=5.0
+    )
     scale = 0.05  # the worked example: a 4.5 s deadline, the stall 2 s in
     result = await _run(
         SCENARIOS["a2a_client/summary-survives-proxy-timeout"], target=naive, scale=scale
