@@ -227,6 +227,8 @@ def follow_up_verdicts(obs: A2AClientObservation) -> list[Verdict]:
         ]
         if not sent and turn.messages():
             continue  # sent, but a fault on the link stopped it before the server: ids unseen
+        if not sent and (turn.troubled() or _timed_out_legitimately(obs, turn)):
+            continue  # its agent card failed (or came after its deadline): nothing to send by
         judged += 1
         if not sent:
             problems.append("the follow-up turn sent no message to the server")

@@ -930,14 +930,14 @@ def test_a_follow_up_the_proxy_stopped_before_the_server_is_not_judged() -> None
     """The follow-up's message/stream is reset by the link on request: the client sent it, the
     server never saw it, so its ids cannot be judged (an explore screen finding)."""
 
-    def follow_up(*, sent: bool) -> Story:
+    def follow_up(*, sent: bool, card_status: int | None = None) -> Story:
         story = Story(deadline=30, idle=10)
         story.created(0.1)
         story.state(1.0, "input-required", "Which region?")
         story.card(0.0)
         story.message(0.1, (task_frame(0.1), status(1.0, "input-required", "Which region?")))
         story.run(result("input-required", {}), t_result=1.1, t_start=-0.3)
-        story.card(2.0)
+        story.card(2.0, proxy_status=card_status)
         if sent:
             story.message(
                 2.1, (), reached=False, fault=(2.1, "rst"), link_end=(2.11, "rst", "proxy")
@@ -957,6 +957,10 @@ def test_a_follow_up_the_proxy_stopped_before_the_server_is_not_judged() -> None
     assert not_passed(check_a2a_client(stopped)) == []
     silent = follow_up(sent=False).build()
     assert_fails(follow_up_verdicts(silent), "A2A-C-FOLLOW-UP", "sent no message")
+    # Its agent card refused by the link: it had nothing to send the message by.
+    no_card = follow_up(sent=False, card_status=502).build()
+    assert_not_applicable(follow_up_verdicts(no_card), "A2A-C-FOLLOW-UP", "reached the server")
+    assert not_passed(check_a2a_client(no_card)) == []
 
 
 def test_a_direct_reply_is_a_message_result() -> None:
