@@ -99,7 +99,11 @@ class Decoder:
         "retry",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, *, mid_stream: bool = False, after_cr: bool = False) -> None:
+        """A decoder for a whole stream; ``mid_stream``: for one that begins after a block
+        boundary of a stream already under way (no leading BOM is stripped: it would be
+        ordinary data there), ``after_cr`` when that boundary was a CR whose LF may come next
+        (the LF completes the CRLF and is skipped)."""
         # Public state.
         self.last_event_id: str = ""  # the event source's last event ID (set on dispatch)
         self.retry: int | None = None  # reconnection time in ms, if the stream ever set one
@@ -109,8 +113,8 @@ class Decoder:
         # Stream-level state.
         self._pending = bytearray()  # bytes of the incomplete line not yet terminated
         self._offset = 0  # stream byte offset where _pending starts
-        self._started = False  # whether the leading-BOM decision has been made
-        self._skip_lf = False  # previous chunk ended with CR: a leading LF completes that CRLF
+        self._started = mid_stream  # whether the leading-BOM decision has been made
+        self._skip_lf = after_cr  # previous chunk ended with CR: a leading LF completes that CRLF
         self._closed = False
         self._id_buffer = ""  # the spec's "last event ID buffer": never reset
         # Block-level state, reset after every blank line.

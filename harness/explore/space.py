@@ -139,13 +139,20 @@ class Space:
 
 def a2a_matches(wire: str) -> tuple[dict[str, str], ...]:
     """What a fault on the A2A link may match, preferred first: the streaming call, any
-    JSON-RPC call (``method: POST``: the agent card's GET is left alone), the resubscribe, the
-    snapshot; spelt as the scenario's wire spells them (``both``: the 0.3 names)."""
+    JSON-RPC call (``method: POST``), the resubscribe, the snapshot, the agent card's fetch
+    (``method: GET``, the link's only GET: the deadline bounds the whole call, the card's fetch
+    included); spelt as the scenario's wire spells them (``both``: the 0.3 names)."""
     if wire == "1.0":
         stream, subscribe, get = "SendStreamingMessage", "SubscribeToTask", "GetTask"
     else:
         stream, subscribe, get = "message/stream", "tasks/resubscribe", "tasks/get"
-    return ({"rpc": stream}, {"method": "POST"}, {"rpc": subscribe}, {"rpc": get})
+    return (
+        {"rpc": stream},
+        {"method": "POST"},
+        {"rpc": subscribe},
+        {"rpc": get},
+        {"method": "GET"},
+    )
 
 
 def _seconds(horizon: float, *, at_least: float = 0.0) -> st.SearchStrategy[float]:

@@ -13,6 +13,15 @@ proxy's own numbering:
 
 ``t`` is in seconds since the epoch given to ``set_epoch`` (a ``time.monotonic()`` value).
 
+``damage`` (on ``event`` records) says how a ``corrupt`` fault changed that event as a spec
+decoder reads it (``altered``, ``retyped``, ``merged``, ``lost``, ``unfinished``, then the
+corruption's name: see :mod:`harness.faults.shaper`); ``None`` means it reached the client as
+sent. Every engine that records agrees, because the inline and mitmproxy engines both take it
+from the same shaper; the toxiproxy engine rejects ``corrupt`` plans (it forwards bytes
+unchanged), so its records never carry damage. An event whose blank line a corruption removed is
+recorded when the client's decoder could dispatch it (when the next block ends), not when its
+own bytes went out.
+
 How a response ended (``kind == "end"``):
 
 ============== ======== ==============================================================
@@ -79,6 +88,8 @@ class LinkEvent(_Record):
     status: int | None = None
     """The upstream status (``response_headers``) or the status sent (``end`` of a ``status``)."""
     event_index: int | None = None
+    damage: str | None = None
+    """On an ``event``: how a corruption changed it for the client's decoder, if one did."""
     fault: FaultRef | None = None
     how: EndHow | None = None
     by: EndBy | None = None

@@ -38,9 +38,29 @@ Modes that fire mid-stream:
 * ``split``: every write is cut into ``pieces`` writes with ``gap`` between them; the gap is
   what keeps TCP from coalescing them again (§2.6, §5).
 * ``corrupt``: see :mod:`harness.faults.actions`. ``drop_blank_line``, ``truncate_json`` and
-  ``bom`` act on the next whole event (if they fire mid-event, on the one after); on a body
-  that is not an event stream they have nothing to act on and are recorded as not applied.
-  ``cr_only`` rewrites every byte from then on.
+  ``bom`` act on the next whole event (if they fire mid-block, on the one after that block);
+  on a body that is not an event stream they have nothing to act on and are recorded as not
+  applied. ``cr_only`` rewrites every byte from then on.
+
+Damaged events
+--------------
+Once a corruption has fired on an event stream, the shaper also decodes what it writes
+downstream (the same spec decoder, from the next block boundary on) and records each upstream
+event when the client's decoder has dispatched it, saying in :attr:`Forwarded.damage` whether
+it arrived as sent: ``None`` when a spec decoder reads the same event type and data (a lone
+CR, a BOM that only spoils an ``id:`` line), else one of
+
+* ``altered (…)``: dispatched with other data (``truncate_json``: not valid JSON any more);
+* ``retyped (…)``: the same data under another event type (a BOM on an ``event:`` line);
+* ``merged (…)``: run into its neighbour(s) as one event (``drop_blank_line``): every event
+  of the merge is damaged, the one whose blank line was dropped and the one it ran into;
+* ``lost (…)``: nothing dispatched for it (a BOM on its only ``data:`` line): the client's
+  decoder skips it without an error;
+* ``unfinished (…)``: the response ended (or stalled for good) inside it, so it was never
+  dispatched;
+
+the parenthesis naming the corruption(s) applied to it. An event whose blank line was dropped
+is recorded when the client's decoder dispatches it, which is when the next block ends.
 
 Delegated actions: an engine that carries out some actions on the wire itself (toxiproxy holds
 a stalled stream and slices a dripped one in its own process) names them in ``delegated``. The
@@ -90,6 +110,22 @@ class Forwarded:
     kind: Literal["event", "comment"]
     event_index: int | None
     detail: str
+    damage: str | None = None
+    """How a corruption changed this event as a spec decoder reads it (see the module
+    docstring); ``None``: it arrived as sent."""
+
+
+@dataclass(slots=True)
+class _Sent:
+    """An upstream block written downstream, waiting for the client's decoder to dispatch it
+    (only once a corruption has fired)."""
+
+    block: Block
+    event_index: int | None
+    end: int
+    """Bytes written downstream (since tracking began) when its last byte went out."""
+    corrupted: tuple[str, ...]
+    """The corruptions applied to its bytes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +188,13 @@ class Shaper:
         self._prev_cr = False  # the last upstream byte processed was a CR
         self._block_start_cr = False  # the last block ended with a CR
         self._drop_lf = False  # drop an LF that would complete a CR removed by drop_blank_line
+        # Damage tracking (after a corruption fired): what the client's decoder reads.
+        self._down: Decoder | None = None
+        self._down_soon = False  # start tracking at the next block boundary
+        self._down_written = 0
+        self._down_blocks: list[Block] = []
+        self._sent: list[_Sent] = []
+        self._just_corrupted: tuple[str, ...] = ()
 
     # --- state the proxy reads -----------------------------------------------------------------
 
@@ -241,6 +284,7 @@ class Shaper:
             data = b"".join(self._held)
             self._held.clear()
             yield from self._write(data)
+        self._settle("the response ended inside it")
         yield from self._flush()
 
     def on_timer(self) -> Iterator[Op]:
@@ -273,6 +317,8 @@ class Shaper:
             or self._corrupt_next
             or self._held
             or self._drop_lf
+            or self._down is not None
+            or self._down_soon
             or any(t.kind in ("after_event", "after_bytes") for _, _, t in self._unfired)
         )
 
@@ -291,11 +337,84 @@ class Shaper:
         yield from self._flush()
 
     def _record(self, block: Block) -> None:
+        corrupted, self._just_corrupted = self._just_corrupted, ()
+        index: int | None = None
         if block.event is not None:
             self.events += 1
-            self._records.append(Forwarded("event", self.events, block.event.type))
+            index = self.events
+        if self._down is not None:
+            self._sent.append(_Sent(block, index, self._down_written, corrupted))
+            self._resolve()
+            return
+        if index is not None:
+            assert block.event is not None
+            self._records.append(Forwarded("event", index, block.event.type))
         else:
             self._records.extend(Forwarded("comment", None, c) for c in block.comments)
+        if self._down_soon:
+            self._down_soon = False
+            self._track()
+
+    # --- damage tracking -----------------------------------------------------------------------
+
+    def _track(self) -> None:
+        """Decode what goes downstream from here (a block boundary) on."""
+        self._down = Decoder(mid_stream=self.offset > 0, after_cr=self._block_start_cr)
+
+    def _downstream(self, data: bytes) -> None:
+        """``data`` went (is going) downstream: the client's decoder reads it."""
+        if self._down is not None and data:
+            self._down_written += len(data)
+            self._down_blocks.extend(self._down.feed_blocks(data))
+
+    def _resolve(self) -> None:
+        """Record the written blocks the client's decoder has dispatched, in order."""
+        while self._down_blocks and self._sent:
+            down = self._down_blocks[0]
+            if self._sent[-1].end < down.end:
+                return  # the block that ends there is not recorded yet
+            self._down_blocks.pop(0)
+            count = 0
+            while count < len(self._sent) and self._sent[count].end <= down.end:
+                count += 1
+            if count:
+                matched, self._sent = self._sent[:count], self._sent[count:]
+                self._emit(matched, down)
+
+    def _emit(self, matched: list[_Sent], down: Block | None, why: str = "") -> None:
+        events = [m for m in matched if m.block.event is not None]
+        kinds = ", ".join(dict.fromkeys(k for m in matched for k in m.corrupted)) or "corrupt"
+        for m in matched:
+            event = m.block.event
+            if event is None:
+                self._records.extend(Forwarded("comment", None, c) for c in m.block.comments)
+                continue
+            got = down.event if down is not None else None
+            damage: str | None
+            if down is None:
+                damage = f"unfinished ({kinds}): {why}, so it was never dispatched"
+            elif len(events) > 1:
+                others = ", ".join(str(e.event_index) for e in events if e is not m)
+                damage = f"merged ({kinds}): dispatched as one event with event(s) {others}"
+            elif got is None:
+                damage = f"lost ({kinds}): the client's decoder dispatched nothing for it"
+            elif got.data != event.data:
+                damage = f"altered ({kinds}): dispatched with other data"
+            elif got.type != event.type:
+                damage = f"retyped ({kinds}): the same data as event type {got.type!r}"
+            else:
+                damage = None
+            self._records.append(Forwarded("event", m.event_index, event.type, damage))
+
+    def _settle(self, why: str) -> None:
+        """No more bytes will reach the client: what its decoder has not dispatched never
+        will be."""
+        if self._down is None:
+            return
+        self._resolve()
+        if self._sent:
+            matched, self._sent = self._sent, []
+            self._emit(matched, None, why)
 
     def _flush(self) -> Iterator[Op]:
         if self._out:
@@ -341,6 +460,7 @@ class Shaper:
             data = b"".join(self._held)
             self._held.clear()
             if not is_event:
+                self._corrupt_wait = False  # the block it fired in has ended
                 yield from self._write(data)
                 self._record(block)
                 return
@@ -388,6 +508,7 @@ class Shaper:
         # Held bytes start at the previous block's end; when that block ended in a CR whose LF
         # came in a later chunk, they start with that LF, and a BOM must go after it.
         dangling_cr = False
+        self._just_corrupted = tuple(self._corrupt_next)
         for kind in self._corrupt_next:
             if kind == "drop_blank_line":
                 data, dangling_cr = drop_blank_line(data)
@@ -408,6 +529,7 @@ class Shaper:
         if not data:
             return
         if self._split is None:
+            self._downstream(data)
             self._out.append(data)
             return
         pieces, gap = self._split
@@ -420,13 +542,18 @@ class Shaper:
                 if self._stalled:
                     self.swallowed_bytes += len(piece)
                     continue
+            self._downstream(piece)
             yield Write(piece)
 
     def _fire(self, entry: tuple[int, Fault, Trigger]) -> Iterator[Op]:
         index, fault, trigger = entry
         self._unfired.remove(entry)
-        yield from self._flush()
         do = fault.do
+        if fault.action not in self._delegated and (
+            do.end_clean or do.fin or do.rst or (do.stall is not None and do.stall.for_ is None)
+        ):
+            self._settle("the response ended inside it" if do.stall is None else "it stalled")
+        yield from self._flush()
         note = ""
         if do.corrupt in ("drop_blank_line", "truncate_json", "bom") and not self.sse:
             note = "not applied: the body is not an event stream"
@@ -450,9 +577,17 @@ class Shaper:
             self._drip = self._scale(do.drip)
         elif do.split is not None:
             self._split = (do.split.pieces, self._scale(do.split.gap))
+        elif do.corrupt is not None and self.sse:
+            if do.corrupt == "cr_only":
+                self._cr = CrOnly(after_cr=self._prev_cr)
+            else:
+                self._corrupt_next.append(do.corrupt)
+                if self._mid_block:
+                    self._corrupt_wait = True
+            if self._down is None and not self._down_soon:
+                if self._mid_block:
+                    self._down_soon = True
+                else:
+                    self._track()
         elif do.corrupt == "cr_only":
             self._cr = CrOnly(after_cr=self._prev_cr)
-        elif do.corrupt is not None and self.sse:
-            self._corrupt_next.append(do.corrupt)
-            if self._mid_block:
-                self._corrupt_wait = True

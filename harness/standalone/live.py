@@ -135,7 +135,8 @@ class LiveLog:
             gap = None if state.last_item_t is None else record.t - state.last_item_t
             state.last_item_t = record.t
             state.items += 1
-            if state.items <= SHOWN_FIRST or (gap is not None and gap >= SLOW_GAP):
+            shown = state.items <= SHOWN_FIRST or record.damage is not None
+            if shown or (gap is not None and gap >= SLOW_GAP):
                 return [*self._flush(state), self._item(record)]
             if state.run is None:
                 state.run = _Run(first=record, last=record)
@@ -169,7 +170,8 @@ class LiveLog:
 
     def _item(self, record: LinkEvent) -> str:
         if record.kind == "event":
-            return _line(record, "event", f"#{record.event_index} {record.detail}")
+            damaged = f" (damaged: {record.damage})" if record.damage else ""
+            return _line(record, "event", f"#{record.event_index} {record.detail}{damaged}")
         return _line(record, "comment", f": {record.detail}")
 
     def _flush(self, state: _Response) -> list[str]:

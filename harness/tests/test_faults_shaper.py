@@ -314,3 +314,130 @@ def test_a_delegated_action_fires_at_its_point_but_leaves_the_bytes_alone(do: An
     assert d.body == TEN and d.clock.t == 0
     assert fired_after == [len(event(1) + event(2))]
     assert [r.event_index for r in d.records] == list(range(1, 11))
+
+
+# --- damaged events: what the client's decoder got, recorded per event ------------------------
+
+
+def damage(d: Driver) -> dict[int, str | None]:
+    """Each event record's damage, by event index (the word before the corruption's name)."""
+    out: dict[int, str | None] = {}
+    for r in d.records:
+        if r.kind == "event":
+            assert r.event_index is not None and r.event_index not in out
+            out[r.event_index] = r.damage.split(" ", 1)[0] if r.damage else None
+    return out
+
+
+def test_without_corruption_no_event_is_damaged() -> None:
+    d = shaper_for({"when": {"after_event": 3}, "do": {"drip": "10ms"}}).step(TEN, None)
+    assert damage(d) == dict.fromkeys(range(1, 11))
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+def test_drop_blank_line_damages_both_events_it_merges(end: str) -> None:
+    stream = b"".join(event(n, end) for n in range(1, 6))
+    d = shaper_for({"when": {"after_event": 2}, "do": {"corrupt": "drop_blank_line"}})
+    d.step(stream[:33], stream[33:], None)
+    assert damage(d) == {1: None, 2: None, 3: "merged", 4: "merged", 5: None}
+    merged = next(r for r in d.records if r.event_index == 3)
+    assert merged.damage is not None and "drop_blank_line" in merged.damage
+    assert [r.event_index for r in d.records] == [1, 2, 3, 4, 5]  # one record each, in order
+
+
+def test_a_dropped_blank_line_before_a_comment_damages_nothing() -> None:
+    # The comment's blank line ends the event: a spec decoder dispatches it as sent, later.
+    stream = event(1) + event(2) + b": ping\n\n" + event(3)
+    d = shaper_for({"when": {"after_event": 1}, "do": {"corrupt": "drop_blank_line"}})
+    d.step(stream, None)
+    assert damage(d) == {1: None, 2: None, 3: None}
+    assert [(r.kind, r.event_index) for r in d.records] == [
+        ("event", 1),
+        ("event", 2),
+        ("comment", None),
+        ("event", 3),
+    ]
+
+
+def test_a_dropped_blank_line_on_the_last_event_leaves_it_unfinished() -> None:
+    d = shaper_for({"when": {"after_event": 9}, "do": {"corrupt": "drop_blank_line"}})
+    d.step(TEN, None)
+    assert damage(d)[10] == "unfinished" and damage(d)[9] is None
+
+
+def test_a_cut_after_a_dropped_blank_line_leaves_the_event_unfinished() -> None:
+    d = shaper_for(
+        {"when": {"after_event": 1}, "do": {"corrupt": "drop_blank_line"}},
+        {"when": {"after_event": 2}, "do": "rst"},
+    ).step(TEN)
+    assert d.finished == Finish("rst", 1)
+    assert damage(d) == {1: None, 2: "unfinished"}
+    assert d.records[-1].damage is not None and "ended inside it" in d.records[-1].damage
+
+
+def test_truncate_json_at_the_start_damages_the_first_event() -> None:
+    # The seed's first event carries the task id: a client that cannot read it never learns it.
+    d = shaper_for({"when": {"after_event": 0}, "do": {"corrupt": "truncate_json"}})
+    d.step(TEN, None)
+    assert damage(d) == {1: "altered", **dict.fromkeys(range(2, 11))}
+
+
+def test_a_corruption_fired_mid_block_damages_the_event_after_that_block() -> None:
+    d = shaper_for({"when": {"after_bytes": 3}, "do": {"corrupt": "truncate_json"}})
+    d.step(TEN[:30], TEN[30:], None)
+    assert damage(d) == {1: None, 2: "altered", **dict.fromkeys(range(3, 11))}
+
+
+def test_a_corruption_fired_inside_a_comment_hits_the_next_event() -> None:
+    stream = event(1) + b": keep-alive\n\n" + event(2) + event(3)
+    at = len(event(1)) + 4  # inside the comment block
+    d = shaper_for({"when": {"after_bytes": at}, "do": {"corrupt": "truncate_json"}})
+    d.step(stream, None)
+    assert damage(d) == {1: None, 2: "altered", 3: None}
+    assert [e.data for e in sse.decode(d.body)] == ['{"n": 1}', '{"n"', '{"n": 3}']
+
+
+def test_a_bom_mid_stream_loses_the_event_silently_and_at_the_start_is_no_damage() -> None:
+    mid = shaper_for({"when": {"after_event": 2}, "do": {"corrupt": "bom"}}).step(TEN, None)
+    assert damage(mid) == {3: "lost", **{n: None for n in range(1, 11) if n != 3}}
+    start = shaper_for({"do": {"corrupt": "bom"}}).step(TEN, None)
+    assert damage(start) == dict.fromkeys(range(1, 11))
+
+
+def test_a_bom_that_only_spoils_an_id_line_damages_nothing() -> None:
+    stream = b"".join(sse.encode(json.dumps({"n": n}), id=str(n)) for n in range(1, 4))
+    d = shaper_for({"when": {"after_event": 1}, "do": {"corrupt": "bom"}}).step(stream, None)
+    assert damage(d) == {1: None, 2: None, 3: None}
+
+
+def test_cr_only_damages_nothing() -> None:
+    d = shaper_for({"when": {"after_event": 2}, "do": {"corrupt": "cr_only"}}).step(TEN, None)
+    assert damage(d) == dict.fromkeys(range(1, 11))
+
+
+@given(
+    kind=st.sampled_from(["drop_blank_line", "truncate_json", "bom", "cr_only"]),
+    after=st.integers(0, 10),
+    end=st.sampled_from(["\n", "\r\n", "\r"]),
+    cuts=st.lists(st.integers(min_value=1, max_value=200), max_size=6),
+)
+def test_the_damage_records_agree_with_a_spec_decoder(
+    kind: str, after: int, end: str, cuts: list[int]
+) -> None:
+    stream = b"".join(event(n, end) for n in range(1, 11))
+    bounds = [0, *sorted({c for c in cuts if c < len(stream)}), len(stream)]
+    chunks = [stream[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+    d = shaper_for({"when": {"after_event": after}, "do": {"corrupt": kind}}).step(*chunks, None)
+    got = damage(d)
+    assert sorted(got) == list(range(1, 11))  # every event recorded once
+    # The undamaged ones are exactly the events a spec decoder reads as sent, in order.
+    read = [json.loads(e.data)["n"] for e in sse.decode(d.body) if _is_event_json(e.data)]
+    assert read == [n for n, dmg in sorted(got.items()) if dmg is None]
+
+
+def _is_event_json(data: str) -> bool:
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and set(value) == {"n"}

@@ -103,6 +103,15 @@ def test_a_run_is_printed_before_the_fault_that_ends_it() -> None:
     assert "fault    [1] after_event: 10 -> rst" in lines[-2]
 
 
+def test_a_damaged_event_is_shown_on_its_own_line_with_its_damage() -> None:
+    records = stream(0, 0.0, [0.001] * 10)
+    records[8] = records[8].model_copy(update={"damage": "altered (truncate_json): other data"})
+    lines = LiveLog().feed(records)
+    damaged = [line for line in lines if "damaged" in line]
+    assert len(damaged) == 1 and "#6 message (damaged: altered (truncate_json)" in damaged[0]
+    assert kinds_shown(lines).count("events") == 2  # the run is broken around it
+
+
 def test_a_long_run_reports_progress_and_goes_on() -> None:
     log = LiveLog()
     records = stream(0, 0.0, [0.01] * 500)[:-1]  # still going

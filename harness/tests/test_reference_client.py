@@ -168,7 +168,11 @@ async def test_the_recipe_to_the_letter_fails_no_must() -> None:
 
 
 async def test_a_real_sdk_client_without_a_watchdog_is_caught_hanging() -> None:
-    naive = ClientTarget(name="naive-sdk-client", command=(sys.executable, str(NO_WATCHDOG)))
+    # startup_grace: killed well after the stall and the limits, however slow its imports
+    # (a client killed before its idle limit ran out is judged by A2A-C-RESULT alone).
+    naive = ClientTarget(
+        name="naive-sdk-client", command=(sys.executable, str(NO_WATCHDOG)), startup_grace=5.0
+    )
     scale = 0.05  # the worked example: a 4.5 s deadline, the stall 2 s in
     result = await _run(
         SCENARIOS["a2a_client/summary-survives-proxy-timeout"], target=naive, scale=scale
@@ -203,3 +207,64 @@ async def test_one_environment_runs_scenarios_back_to_back(env: A2AClientEnviron
         obs = result.observation
         assert type(obs).model_validate(obs.model_dump(mode="json")) == obs
     assert env.target_label == "reference-client"
+
+
+# --- corrupted events and a stalled agent card (issue 14's trust findings) -------------------
+
+_CORRUPTED = """\
+id: a2a_client/corrupt-{name}
+title: The link corrupts an event of the stream
+kind: a2a-client
+requirements: [{requirements}]
+client: {{deadline: 40s, idle: 10s, prompt: Draft the onboarding checklist}}
+task:
+  - {{at: 0s, status: submitted}}
+  - {{at: 1s, status: working}}
+  - {{at: 2s, artifact: {{id: checklist, name: Checklist, text: "1. Accounts. "}}}}
+  - {{at: 3s, artifact: {{id: checklist, text: "2. Laptop. ", append: true}}}}
+  - {{at: 4s, artifact: {{id: checklist, text: "3. Badge.", append: true, last: true}}}}
+  - {{at: 6s, status: completed}}
+links:
+  a2a:
+    - {{when: {{rpc: message/stream, after_event: {after}}}, do: {{corrupt: truncate_json}}}}
+"""
+
+
+def _corrupted(tmp_path: Path, name: str, after: int, requirements: str) -> A2AClientScenario:
+    file = tmp_path / f"{name}.yaml"
+    file.write_text(_CORRUPTED.format(name=name, after=after, requirements=requirements))
+    (loaded,) = load_scenarios(file)
+    assert isinstance(loaded.scenario, A2AClientScenario)
+    return loaded.scenario
+
+
+async def test_a_corrupted_first_event_fails_the_call_without_blame(tmp_path: Path) -> None:
+    """The task snapshot is cut mid-JSON: a2a-sdk cannot parse it, the client never learns the
+    task id and fails at once (no cancel: it knows no task; no resend). Every check holds."""
+    scenario = _corrupted(tmp_path, "before-task-id", 0, "A2A-C-NO-RESEND")
+    result = await _run(scenario)
+    assert [v for v in result.verdicts if v.outcome in BROKEN] == [], _report(result)
+    damaged = [e for e in result.observation.link_events or () if e.damage]
+    assert [(e.event_index, (e.damage or "").split(" ")[0]) for e in damaged] == [(1, "altered")]
+    (turn,) = result.observation.turns
+    assert turn.result is not None and turn.result.status == "error"
+    assert not result.observation.ledger.cancels
+
+
+async def test_a_corrupted_artifact_chunk_is_recovered_from_the_snapshot(tmp_path: Path) -> None:
+    """Chunk 2 is cut mid-JSON: the malformed event is a loud failure, the recipe recovers
+    (tasks/get, resubscribe) and the result has the whole artifact."""
+    scenario = _corrupted(tmp_path, "mid-artifact", 3, "A2A-C-ARTIFACTS-COMPLETE, A2A-C-RECOVERY")
+    result = await _run(scenario)
+    assert [v for v in result.verdicts if v.outcome in BROKEN] == [], _report(result)
+    (turn,) = result.observation.turns
+    assert turn.result is not None and turn.result.status == "completed"
+    assert turn.result.artifact("checklist") is not None
+    assert "tasks/get" in result.observation.ledger.rpc_methods
+
+
+async def test_a_card_fetch_without_a_deadline_is_caught_hanging() -> None:
+    scenario = SCENARIOS["a2a_client/agent-card-stalls-past-the-deadline"]
+    result = await _run(scenario, bug="ignores-deadline")
+    failed = {v.requirement for v in result.verdicts if v.outcome is Outcome.FAIL}
+    assert {"A2A-C-RESULT", "A2A-C-DEADLINE"} <= failed, _report(result)

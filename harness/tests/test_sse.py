@@ -666,3 +666,12 @@ def test_property_encode_decode_round_trip(
     assert not decoder.discarded
     # Two events back to back, with a heartbeat between, also round-trip.
     assert decode(wire + encode_comment("hb", eol) + wire) == [expected, expected]
+
+
+def test_a_decoder_begun_mid_stream_keeps_a_bom_as_data_and_skips_a_pending_lf() -> None:
+    bom_event = b"\xef\xbb\xbfdata: x\n\ndata: y\n\n"
+    assert [e.data for e in Decoder().feed(bom_event)] == ["x", "y"]  # the stream's own BOM
+    assert [e.data for e in Decoder(mid_stream=True).feed(bom_event)] == ["y"]  # "\ufeffdata"
+    blocks = Decoder(mid_stream=True, after_cr=True).feed_blocks(b"\ndata: z\n\n")
+    assert [b.event.data for b in blocks if b.event] == ["z"] and len(blocks) == 1
+    assert len(Decoder(mid_stream=True).feed_blocks(b"\ndata: z\n\n")) == 2  # an empty block

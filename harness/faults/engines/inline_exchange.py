@@ -260,7 +260,7 @@ class ExchangeHandling(ExchangeRecords):
             if isinstance(op, Write):
                 await self._send(ex, op.data)
             elif isinstance(op, Forwarded):
-                self._record(ex, op.kind, op.detail, event_index=op.event_index)
+                self._record(ex, op.kind, op.detail, event_index=op.event_index, damage=op.damage)
             elif isinstance(op, Sleep):
                 await self._pause(ex, op.seconds)
             elif isinstance(op, Fired):

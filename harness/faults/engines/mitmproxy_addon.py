@@ -414,7 +414,7 @@ class PlanAddon(ExchangeRecords):
                 else:
                     self._write(ex, _framed(op.data) if ex.chunked else op.data)
             elif isinstance(op, Forwarded):
-                self._record(ex, op.kind, op.detail, event_index=op.event_index)
+                self._record(ex, op.kind, op.detail, event_index=op.event_index, damage=op.damage)
             elif isinstance(op, Fired):
                 self._record_fault(ex, op.index, op.fault, op.note)
             elif isinstance(op, Sleep):

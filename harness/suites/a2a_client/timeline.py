@@ -194,13 +194,16 @@ def _event_marks(all_ex: Sequence[Exchange], linked: bool) -> list[TimelineItem]
             times = ex.link.events
             for i, t in enumerate(times):
                 label, detail = (
-                    _frame_label(ex.delivered[i]) if i < len(ex.delivered) else ("event", "")
+                    _frame_label(ex.forwarded[i]) if i < len(ex.forwarded) else ("event", "")
                 )
+                damage = ex.link.damage[i] if i < len(ex.link.damage) else None
+                if damage is not None:
+                    label, detail = f"{label} (damaged)", f"{detail}; {damage}".lstrip("; ")
                 marks.append(
                     TimelineItem(kind="mark", t=t, lane="link", label=label, detail=detail)
                 )
         elif not linked:
-            for frame in ex.delivered:
+            for frame in ex.forwarded:
                 label, detail = _frame_label(frame)
                 marks.append(
                     TimelineItem(kind="mark", t=frame.t, lane="client", label=label, detail=detail)

@@ -44,9 +44,9 @@ def _check(space: Space, plan: dict[str, list[dict[str, Any]]]) -> None:
 def test_a2a_plans_are_valid_and_within_the_active_time(plan: dict[str, Any]) -> None:
     _check(A2A, plan)
     for fault in plan["a2a"]:
-        # Never the agent card's GET: every fault names a JSON-RPC call or POST.
+        # Every fault names a JSON-RPC call, any POST, or the agent card's GET.
         when = fault["when"]
-        assert when.get("rpc") or when.get("method") == "POST"
+        assert when.get("rpc") or when.get("method") in ("POST", "GET")
         for key in ("delay",):
             if isinstance(fault["do"], dict) and key in fault["do"]:
                 assert parse_duration(fault["do"][key]) <= A2A.horizon
@@ -82,6 +82,18 @@ def test_the_first_plan_drawn_is_the_empty_plan_and_a_minimal_fault_is_a_reset()
 def test_the_1_0_wire_spells_its_methods() -> None:
     assert a2a_matches("1.0")[0] == {"rpc": "SendStreamingMessage"}
     assert {"rpc": "tasks/resubscribe"} in a2a_matches("0.3")
+    # The agent card's fetch is faulted too (the deadline bounds it), and last: shrinking
+    # prefers a fault on a JSON-RPC call.
+    assert a2a_matches("0.3")[-1] == a2a_matches("1.0")[-1] == {"method": "GET"}
+
+
+def test_a_drawn_plan_can_hold_the_agent_card_request() -> None:
+    plan = find(
+        plans(A2A),
+        lambda p: any(f["when"].get("method") == "GET" for f in p["a2a"]),
+        settings=settings(database=None, max_examples=2000),
+    )
+    assert [f["when"]["method"] for f in plan["a2a"]] == ["GET"]
 
 
 def test_describe_plan_names_link_match_trigger_and_action() -> None:

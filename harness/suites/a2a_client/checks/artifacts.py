@@ -71,6 +71,9 @@ class _ArtifactView:
         self.full = {t for t in (self.server_text, fresh.get(artifact_id)) if t is not None}
         windows = _gap_windows(turn)
         self.gap = [c for c in self.chunks if any(a <= c.t <= b for a, b in windows)]
+        self.lost = _silently_lost(turn, self.chunks)
+        """Chunks whose events a corruption on the link removed without an error: no client
+        could tell they were ever sent (the recipe has nothing to recover)."""
 
     def anything(self) -> set[str] | None:
         return _reachable(self.chunks, self.start, lambda c: True)
@@ -78,6 +81,33 @@ class _ArtifactView:
     def gap_only(self) -> set[str] | None:
         gap = {id(c) for c in self.gap}
         return _reachable(self.chunks, self.start, lambda c: id(c) in gap)
+
+    def unseen_only(self) -> set[str] | None:
+        """Texts that miss only chunks of a reconnect gap or chunks lost silently."""
+        unseen = {id(c) for c in (*self.gap, *self.lost)}
+        return _reachable(self.chunks, self.start, lambda c: id(c) in unseen)
+
+
+def _silently_lost(turn: _Turn, chunks: Sequence[TaskEventRecord]) -> list[TaskEventRecord]:
+    """The chunks (of ``chunks``) carried by frames a spec decoder dropped silently: each such
+    frame is the latest chunk with its artifact id, text and append flag made by then."""
+    lost: list[TaskEventRecord] = []
+    for e in turn.ex:
+        for frame in e.silently_lost:
+            if frame.kind != "artifact-update":
+                continue
+            same = [
+                c
+                for c in chunks
+                if c.artifact_id == frame.artifact_id
+                and (c.text or "") == (frame.text or "")
+                and bool(c.append) == bool(frame.append)
+                and c.t <= frame.t + 1e-6
+                and c not in lost
+            ]
+            if same:
+                lost.append(same[-1])
+    return lost
 
 
 def _gap_windows(turn: _Turn) -> list[tuple[float, float]]:
@@ -153,6 +183,13 @@ def artifacts_complete_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             gap_only = view.gap_only()
             if gap_only is not None and got.text in gap_only:
                 notes.append(f"artifact {aid!r} lacks only chunks of a reconnect gap (A2A-C-GAP)")
+                continue
+            unseen = view.unseen_only() if view.lost else None
+            if unseen is not None and got.text in unseen:
+                notes.append(
+                    f"artifact {aid!r} lacks only chunks whose events the link's corruption "
+                    "removed without an error (no client can tell they were sent)"
+                )
                 continue
             problems.append(
                 f"{_label(turn.run)}: artifact {aid!r} is truncated ({len(got.text)} of "
@@ -315,6 +352,7 @@ def structured_verdicts(obs: A2AClientObservation) -> list[Verdict]:
                 result.status == "error"
                 and turn.outcome(turn.horizon) == "completed"
                 and not turn.troubled()
+                and not any(e.any_damaged for e in turn.ex)  # a malformed event, not a chunk
             ):
                 problems.append(
                     f"{_label(turn.run)} failed ({_shorten(result.message or '')!r}) although "

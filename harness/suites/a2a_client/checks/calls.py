@@ -105,12 +105,16 @@ def early_drop_verdicts(obs: A2AClientObservation) -> list[Verdict]:
         if not sent or turn.run.task_id_given is not None:
             continue
         first = sent[0]
-        if first.answered or any(f.kind != "error" for f in first.delivered):
-            continue
+        if first.answered or any(f.kind != "error" for f in first.readable):
+            continue  # an event reached it (one it may have read, after a damaged one)
         seen = True
         how = first.cut_by_link or ("an error answer" if first.failed else "an empty stream")
         status = _status(turn.run)
-        if turn.result is not None and status not in ("error", "failed"):
+        quiet = first.cut_by_link in (None, "stall") and not first.failed
+        unnoticed = first.last_activity + obs.idle_s > turn.first + obs.deadline_s - slack(obs)
+        if status == "timeout" and quiet and unnoticed:
+            pass  # a quiet stream no watchdog could call dropped before the deadline passed
+        elif turn.result is not None and status not in ("error", "failed"):
             problems.append(
                 f"{_label(turn.run)}'s {_method(first)} ended with {how} before any event, and "
                 f"the result says {status!r} instead of a failure"
@@ -137,18 +141,21 @@ def early_drop_verdicts(obs: A2AClientObservation) -> list[Verdict]:
 
 def deadline_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     """``return call.done.get(deadline.toMillis(), TimeUnit.MILLISECONDS)``: the caller waits
-    with a deadline, so the call is over by then, counted from its first request."""
+    with a deadline, so the call is over by then, counted from its first request (the agent
+    card's fetch included: a call stuck on its card is judged too)."""
     rid = "A2A-C-DEADLINE"
     limit = obs.deadline_s + slack(obs)
     problems: list[str] = []
     judged = 0
     for turn in _turns(obs):
         run = turn.run
-        if not turn.rpc:
-            continue  # no request reached the server: nothing was timed
+        if not turn.ex:
+            continue  # the client sent nothing: nothing was timed
         if run.t_result is not None:
             took = run.t_result - turn.first
         elif run.failure is not None and run.failure.kind == "hang":
+            if turn.end - turn.first <= limit:
+                continue  # killed (a slow start) before its deadline had passed: A2A-C-RESULT
             judged += 1
             problems.append(
                 f"{_label(run)} was still running {_secs(obs, turn.end - turn.first)} after its "

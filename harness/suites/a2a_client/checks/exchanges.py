@@ -14,6 +14,13 @@ JSON-RPC method are paired in arrival order.
 What reached the client: the first *n* data frames the server wrote, *n* being the events the
 link forwarded (a finite ``stall: {for: …}`` drops the frames written during it first). Without
 a link, every frame the server wrote.
+
+What the client could read of it: a frame a ``corrupt`` fault damaged (the link's ``damage``)
+was not read as sent. Truncated or merged, it is not valid JSON: the recipe's "loud failure"
+("a malformed event"), after which a client may stop reading the stream, so the frames after it
+are only *readable* (it may or may not have read them), not *delivered*. A frame ``lost`` by a
+spec decoder (a BOM on its only data line) is skipped silently, without an error: the client
+cannot know it ever existed, and it reads on.
 """
 
 from __future__ import annotations
@@ -66,6 +73,8 @@ class LinkRequest:
     first_byte_t: float | None = None
     first_byte_status: int | None = None
     events: list[float] = field(default_factory=list)
+    damage: list[str | None] = field(default_factory=list)
+    """Per event (parallel to ``events``): how a corruption changed it, if one did."""
     comments: list[float] = field(default_factory=list)
     faults: list[LinkEvent] = field(default_factory=list)
     end: LinkEvent | None = None
@@ -98,6 +107,7 @@ def link_requests(events: Iterable[LinkEvent]) -> list[LinkRequest]:
             req.first_byte_t, req.first_byte_status = e.t, e.status
         elif e.kind == "event":
             req.events.append(e.t)
+            req.damage.append(e.damage)
         elif e.kind == "comment":
             req.comments.append(e.t)
         elif e.kind == "fault":
@@ -118,10 +128,52 @@ class Exchange:
     record: RequestRecord | None
     """What the server saw (None: the request never reached it)."""
     link: LinkRequest | None
-    delivered: tuple[SentFrame, ...]
-    """The data frames that reached the client (comments excluded)."""
+    forwarded: tuple[SentFrame, ...]
+    """The data frames that reached the client (comments excluded), damaged or not; in the
+    order of the link's ``event`` records."""
     last_activity: float
     """When the client last received anything on it (an event, a comment, the headers)."""
+    damage: tuple[str | None, ...] = ()
+    """Per forwarded frame (parallel to ``forwarded``; shorter: undamaged): how a corruption
+    changed it for the client's decoder."""
+
+    def _damage(self, i: int) -> str | None:
+        return self.damage[i] if i < len(self.damage) else None
+
+    @property
+    def delivered(self) -> tuple[SentFrame, ...]:
+        """The data frames the client certainly read as sent: the undamaged ones before the
+        first it could not read (frames lost silently are skipped, the client reads on)."""
+        out: list[SentFrame] = []
+        for i, frame in enumerate(self.forwarded):
+            damage = self._damage(i)
+            if damage is None or damage.startswith("retyped"):
+                out.append(frame)
+            elif not damage.startswith("lost"):
+                break
+        return tuple(out)
+
+    @property
+    def readable(self) -> tuple[SentFrame, ...]:
+        """The data frames that reached the client as sent, wherever they are: a client that
+        read on after a malformed event read these (it may as well have stopped)."""
+        return tuple(
+            f
+            for i, f in enumerate(self.forwarded)
+            if self._damage(i) is None or str(self._damage(i)).startswith("retyped")
+        )
+
+    @property
+    def any_damaged(self) -> bool:
+        """A corruption on the link changed a frame of this exchange for the client."""
+        return any(d is not None and not d.startswith("retyped") for d in self.damage)
+
+    @property
+    def silently_lost(self) -> tuple[SentFrame, ...]:
+        """Frames a spec decoder dropped without an error (``lost``): nothing told the client."""
+        return tuple(
+            f for i, f in enumerate(self.forwarded) if str(self._damage(i)).startswith("lost")
+        )
 
     @property
     def op(self) -> Op | None:
@@ -158,9 +210,13 @@ class Exchange:
     def turn_end_delivered(self) -> bool:
         """A frame that ends the turn reached the client: a Message, or a terminal or
         interrupted state."""
-        return any(
-            f.kind == "message" or (f.kind in ("task", "status-update") and f.state in DONE_STATES)
-            for f in self.delivered
+        return any(_ends_turn(f) for f in self.delivered)
+
+    @property
+    def turn_end_unreadable(self) -> bool:
+        """A frame that ends the turn reached the client only damaged (it could not read it)."""
+        return any(_ends_turn(f) for f in self.forwarded) and not any(
+            _ends_turn(f) for f in self.readable
         )
 
     @property
@@ -193,9 +249,14 @@ class Exchange:
         return self.cut_by_link not in (None, "stall")
 
 
+def _ends_turn(f: SentFrame) -> bool:
+    return f.kind == "message" or (f.kind in ("task", "status-update") and f.state in DONE_STATES)
+
+
 def _data_frames(
     record: RequestRecord, link: LinkRequest | None, obs: A2AClientObservation
 ) -> tuple[SentFrame, ...]:
+    """The data frames the link forwarded to the client, damaged or not (see the module)."""
     frames = [f for f in record.frames if f.kind in _DATA_KINDS]
     if link is None:
         return tuple(frames)
@@ -220,7 +281,7 @@ def exchanges(obs: A2AClientObservation) -> list[Exchange]:
                 method=r.rpc_method,
                 record=r,
                 link=None,
-                delivered=_data_frames(r, None, obs),
+                forwarded=_data_frames(r, None, obs),
                 last_activity=max([r.t, *(f.t for f in r.frames)]),
             )
             for r in records
@@ -251,8 +312,9 @@ def exchanges(obs: A2AClientObservation) -> list[Exchange]:
                 method=link.rpc,
                 record=record,
                 link=link,
-                delivered=_data_frames(record, link, obs) if record is not None else (),
+                forwarded=_data_frames(record, link, obs) if record is not None else (),
                 last_activity=max(activity),
+                damage=tuple(link.damage),
             )
         )
     for r in unpaired:  # the link lost track (should not happen); trust the server's record
@@ -262,7 +324,7 @@ def exchanges(obs: A2AClientObservation) -> list[Exchange]:
                 method=r.rpc_method,
                 record=r,
                 link=None,
-                delivered=_data_frames(r, None, obs),
+                forwarded=_data_frames(r, None, obs),
                 last_activity=max([r.t, *(f.t for f in r.frames)]),
             )
         )

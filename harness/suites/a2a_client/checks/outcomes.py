@@ -44,6 +44,8 @@ def status_verdicts(obs: A2AClientObservation) -> list[Verdict]:
         outcome = turn.outcome()
         seen.append(f"{_label(turn.run)}: server {outcome}, result {result.status}")
         if not turn.messages() and not turn.troubled():
+            if result.status == "timeout" and _timed_out_legitimately(obs, turn):
+                continue  # its deadline passed before it could send it (a slow agent card)
             problems.append(
                 f"{_label(turn.run)} never sent its message to the agent, though nothing failed "
                 f"on the wire, and the result says {result.status!r}: it follows no task"
@@ -138,6 +140,10 @@ def interrupted_verdicts(obs: A2AClientObservation) -> list[Verdict]:
         result = turn.result
         if outcome not in INTERRUPTED or result is None:
             continue  # no readable result: A2A-C-RESULT says so
+        if turn.done_event() is None:
+            continue  # it was waiting before this turn (a follow-up that never got through)
+        if turn.end_unreadable() and not turn.knew_task():
+            continue  # the state reached it damaged and it had no task id to ask by
         judged = True
         if result.status != outcome:
             problems.append(
@@ -174,6 +180,8 @@ def direct_message_verdicts(obs: A2AClientObservation) -> list[Verdict]:
         result = turn.result
         if turn.outcome() != "message" or result is None:
             continue  # no readable result: A2A-C-RESULT says so
+        if turn.end_unreadable():
+            continue  # the reply reached it damaged: there was nothing it could read
         judged = True
         status = _status(turn.run)
         if result.status != "message":
@@ -209,6 +217,7 @@ def follow_up_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     if not follow:
         return [_not_judged(rid, "no follow-up turn was run")]
     problems: list[str] = []
+    judged = 0
     for turn in follow:
         run = turn.run
         sent = [
@@ -216,6 +225,11 @@ def follow_up_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             for m in obs.ledger.messages
             if any(e.record is not None and e.record.index == m.request for e in turn.messages())
         ]
+        if not sent and turn.messages():
+            continue  # sent, but a fault on the link stopped it before the server: ids unseen
+        if not sent and (turn.troubled() or _timed_out_legitimately(obs, turn)):
+            continue  # its agent card failed (or came after its deadline): nothing to send by
+        judged += 1
         if not sent:
             problems.append("the follow-up turn sent no message to the server")
             continue
@@ -229,6 +243,8 @@ def follow_up_verdicts(obs: A2AClientObservation) -> list[Verdict]:
         created = [t for t in obs.ledger.tasks if t.t >= turn.first]
         if created:
             problems.append(f"the follow-up created {len(created)} new task(s)")
+    if not judged:
+        return [_not_judged(rid, "no follow-up message reached the server")]
     return [
         from_violations(
             rid,

@@ -141,6 +141,8 @@ def recovery_verdicts(obs: A2AClientObservation) -> list[Verdict]:
                 moves.append(turn.run.t_result)
             elif turn.run.failure is not None and turn.run.failure.kind != "hang" and not moves:
                 continue  # it exited without a result: A2A-C-RESULT's failure, no timing seen
+            elif not moves and turn.end - silent <= limit:
+                continue  # stopped (killed) before its idle limit ran out: A2A-C-RESULT's
             drops += 1
             later = [m for m in moves if m >= silent - _EPSILON]
             if later and min(later) - silent <= limit:

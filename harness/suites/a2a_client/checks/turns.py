@@ -117,6 +117,13 @@ class _Turn:
                 return e
         return None
 
+    def end_unreadable(self) -> bool:
+        """The frame that ended the turn reached the client only damaged by a corruption on
+        the link (it could not read it), and no other request told it."""
+        return any(e.turn_end_unreadable for e in self.rpc) and not any(
+            e.turn_end_delivered or (e.op == "send" and e.answered) for e in self.rpc
+        )
+
     def troubled(self) -> bool:
         """Something went wrong on the wire this turn (the agent card's fetch included): a
         fault fired or the server refused."""

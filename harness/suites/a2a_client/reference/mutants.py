@@ -72,8 +72,9 @@ BUGS: Final[Mapping[str, str]] = {
         "the deadline and reports a timeout"
     ),
     "ignores-deadline": (
-        "the call waits for the task with no deadline (a bare done.get()): it runs past its "
-        "deadline, and only the watchdog or the task's end stops it"
+        "the call waits for the task with no deadline (a bare done.get()), nor bounds its "
+        "agent card's fetch: it runs past its deadline, and only the watchdog or the task's end "
+        "stops it"
     ),
     "failed-as-completed": "FAILED and CANCELED are reported as completed",
     "snapshot-without-artifacts-ignored": (

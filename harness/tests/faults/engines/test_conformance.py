@@ -463,6 +463,15 @@ def _corrupt(run: Run) -> None:
     assert json.loads(datas[0]) == {"n": 1}
     with pytest.raises(ValueError):
         json.loads(datas[1])  # event 2 cut off mid-JSON
+    # Every engine that corrupts records which event it damaged (the client could not read it).
+    last = max(e.request for e in run.events if e.request is not None)
+    damage = {
+        e.event_index: e.damage
+        for e in run.events
+        if e.kind == "event" and e.request == last and e.event_index is not None
+    }
+    assert [i for i, d in damage.items() if d is not None] == [2], damage
+    assert str(damage[2]).startswith("altered (truncate_json)")
 
 
 def _end_clean(run: Run) -> None:

@@ -9,7 +9,7 @@ the link's records side by side, consistent with each other, so a test can break
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.fakes.a2a.ledger import (
@@ -181,6 +181,7 @@ class Story:
         fault: tuple[float, str] | None,
         reached: bool,
         end_status: int | None = None,
+        damage: Mapping[int, str] | None = None,
     ) -> None:
         if not self.with_link:
             return
@@ -213,7 +214,7 @@ class Story:
             add("response_headers", t + 0.001, status=status)
             add("first_byte", t + 0.002, status=status)
         for i, at in enumerate(forwarded, start=1):
-            add("event", at, event_index=i, detail="message")
+            add("event", at, event_index=i, detail="message", damage=(damage or {}).get(i))
         if fault is not None and (end is None or end[2] != "proxy"):
             add("fault", fault[0], fault=ref, detail=fault[1])
         if end is not None:
@@ -289,8 +290,11 @@ class Story:
         accept: str | None = None,
         a2a_version: str | None = None,
         params: Any = None,
+        damage: Mapping[int, str] | None = None,
     ) -> int:
-        """One JSON-RPC request; returns its ledger index (-1 when it never reached the fake)."""
+        """One JSON-RPC request; returns its ledger index (-1 when it never reached the fake).
+        ``damage``: the link's damage record per forwarded event (1-based), as a ``corrupt``
+        fault leaves it."""
         name = self._method(method)
         streaming = method in ("message/stream", "tasks/resubscribe")
         if accept is None:
@@ -339,6 +343,7 @@ class Story:
             fault=fault,
             reached=reached,
             end_status=proxy_status,
+            damage=damage,
         )
         return index
 

@@ -178,6 +178,20 @@ def test_a_client_whose_agent_card_failed_may_report_an_error() -> None:
     assert not_passed(status_verdicts(story.build())) == []
 
 
+def test_a_client_whose_agent_card_came_after_its_deadline_may_report_a_timeout() -> None:
+    """The card's answer is held past the deadline (an explore screen finding): the client
+    gives up at its deadline without sending its message. Before the deadline it is wrong."""
+
+    def slow_card(t_result: float) -> A2AClientObservation:
+        story = Story(deadline=30, idle=10)
+        story.card(0.0)
+        story.run(result("timeout", {}, task_id=None, context_id=None), t_result=t_result)
+        return story.build()
+
+    assert not_passed(status_verdicts(slow_card(30.1))) == []
+    assert_fails(status_verdicts(slow_card(5.0)), "A2A-C-STATUS", "never sent its message")
+
+
 # --- A2A-C-RESULT, A2A-C-COMPLETE-ONCE ---------------------------------------------------------
 
 
@@ -910,6 +924,43 @@ def test_the_follow_up_carries_the_same_ids() -> None:
     assert {"A2A-C-FOLLOW-UP", "A2A-C-INTERRUPTED"} <= set(judged(verdicts))
     fresh = _follow_up(None, None, new_task=True).build()
     assert_fails(follow_up_verdicts(fresh), "A2A-C-FOLLOW-UP", "taskId None", "1 new task")
+
+
+def test_a_follow_up_the_proxy_stopped_before_the_server_is_not_judged() -> None:
+    """The follow-up's message/stream is reset by the link on request: the client sent it, the
+    server never saw it, so its ids cannot be judged (an explore screen finding)."""
+
+    def follow_up(*, sent: bool, card_status: int | None = None) -> Story:
+        story = Story(deadline=30, idle=10)
+        story.created(0.1)
+        story.state(1.0, "input-required", "Which region?")
+        story.card(0.0)
+        story.message(0.1, (task_frame(0.1), status(1.0, "input-required", "Which region?")))
+        story.run(result("input-required", {}), t_result=1.1, t_start=-0.3)
+        story.card(2.0, proxy_status=card_status)
+        if sent:
+            story.message(
+                2.1, (), reached=False, fault=(2.1, "rst"), link_end=(2.11, "rst", "proxy")
+            )
+        story.run(
+            result("error", {}, message="reset"),
+            t_result=2.3,
+            t_start=1.8,
+            turn=1,
+            task_id_given=TASK,
+            context_id_given=CTX,
+        )
+        return story
+
+    stopped = follow_up(sent=True).build()
+    assert_not_applicable(follow_up_verdicts(stopped), "A2A-C-FOLLOW-UP", "reached the server")
+    assert not_passed(check_a2a_client(stopped)) == []
+    silent = follow_up(sent=False).build()
+    assert_fails(follow_up_verdicts(silent), "A2A-C-FOLLOW-UP", "sent no message")
+    # Its agent card refused by the link: it had nothing to send the message by.
+    no_card = follow_up(sent=False, card_status=502).build()
+    assert_not_applicable(follow_up_verdicts(no_card), "A2A-C-FOLLOW-UP", "reached the server")
+    assert not_passed(check_a2a_client(no_card)) == []
 
 
 def test_a_direct_reply_is_a_message_result() -> None:

@@ -23,6 +23,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -75,10 +78,25 @@ public final class Main {
         WarmUp.run();
         long started = System.nanoTime(); // time limits count from the first request
         AgentCard card;
+        // The deadline bounds the whole call, the card's fetch included: JdkA2AHttpClient sets
+        // no request timeout, so a card request that stalls would otherwise hold the call.
+        A2ACardResolver resolver = new A2ACardResolver(new JdkA2AHttpClient(), settings.url());
+        CompletableFuture<AgentCard> fetch = CompletableFuture.supplyAsync(() -> {
+            try {
+                return resolver.getAgentCard();
+            } catch (Exception e) {
+                throw new CompletionException(e);
+            }
+        });
         try {
-            card = new A2ACardResolver(new JdkA2AHttpClient(), settings.url()).getAgentCard();
-        } catch (Exception e) {
-            return error("cannot read the agent card: " + StreamCall.describe(e));
+            card = fetch.get((long) (settings.deadlineS() * 1e9), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            fetch.cancel(true);
+            return noTask("timeout", String.format(Locale.ROOT,
+                    "no agent card within the %ss deadline", settings.deadlineS()));
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            return error("cannot read the agent card: " + StreamCall.describe(cause));
         }
         log("agent " + card.name() + " streaming=" + card.capabilities().streaming()
                 + " protocol=" + card.protocolVersion());
@@ -133,9 +151,14 @@ public final class Main {
     }
 
     private static Map<String, Object> error(String reason) {
+        return noTask("error", reason);
+    }
+
+    /** A result for a call that never reached a task: no ids, no artifacts. */
+    private static Map<String, Object> noTask(String status, String reason) {
         log("call failed: " + reason);
         Map<String, Object> out = new LinkedHashMap<>();
-        out.put("status", "error");
+        out.put("status", status);
         out.put("taskId", null);
         out.put("contextId", null);
         out.put("artifacts", List.of());
