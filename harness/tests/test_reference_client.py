@@ -121,7 +121,9 @@ def _as_the_seed_tells_it(result: A2AClientScenarioResult) -> None:
     """The worked example's own times: the watchdog's snapshot about 60 s in (20 s after the
     last event, at 39 s), the full artifact at about 78 s."""
     obs = result.observation
-    first = min(r.t for r in obs.ledger.requests)
+    # Measured from the first JSON-RPC request (message/stream): the card fetch before it is
+    # the client's start-up, which a loaded machine stretches (0.3 s real: 3 s of scenario time).
+    first = min(r.t for r in obs.ledger.requests if r.rpc_method is not None)
     (turn,) = obs.turns
     assert turn.t_result is not None
     assert 76 <= (turn.t_result - first) / SCALE <= 84, _report(result)
