@@ -134,6 +134,11 @@ def _parser() -> argparse.ArgumentParser:
     explore.add_argument("--time-scale", metavar="F", type=float, default=None)
     explore.add_argument("--strict", action="store_true", help="SHOULD failures are findings too")
     explore.add_argument(
+        "--requirement",
+        metavar="REQ",
+        help="only this requirement counts: the search holds out for a plan that breaks it",
+    )
+    explore.add_argument(
         "--screen",
         action="store_true",
         help="run a found plan on the bundled reference first; what it fails too is skipped "
@@ -797,6 +802,7 @@ def _explore(args: argparse.Namespace) -> int:
         out=Path(args.out),
         time_scale=args.time_scale if args.time_scale is not None else DEFAULT_TIME_SCALE,
         strict=args.strict,
+        requirement=args.requirement,
         screen=args.screen,
     )
     return explore(options)

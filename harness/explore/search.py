@@ -49,7 +49,14 @@ from harness.explore.reproducer import (
     with_plan,
 )
 from harness.explore.reproducer import file_name as reproducer_file_name
-from harness.explore.space import BROWSER_ACTIONS, Space, a2a_matches, describe_plan, plans
+from harness.explore.space import (
+    BROWSER_ACTIONS,
+    Space,
+    a2a_matches,
+    describe_plan,
+    plans,
+    single_elements,
+)
 from harness.interrupts import Interrupts
 from harness.loop import BackgroundLoop
 from harness.protocol.gemini import TextChunk
@@ -77,6 +84,8 @@ __all__ = [
 
 EXIT_NOTHING, EXIT_FOUND, EXIT_BAD_INPUT, EXIT_TARGET = 0, 1, 2, 3
 
+_PREFIX = {"gateway": "GW-", "a2a-client": "A2A-C-"}
+
 START_BUDGET = 180.0
 """Seconds the environment gets to start, as for ``streamproof run``."""
 
@@ -99,18 +108,22 @@ class Options:
     time_scale: float = DEFAULT_TIME_SCALE
     strict: bool = False
     """SHOULD failures are findings too (as ``streamproof run --strict``)."""
+    requirement: str | None = None
+    """Only this requirement counts (``--requirement``): the search holds out for it."""
     screen: bool = False
     """Screen found plans on the bundled reference of the scenario's kind (implied, on the
     same reference without the bug, by ``bug``)."""
 
 
 def must_failures(verdicts: Sequence[Verdict], strict: bool = False) -> dict[str, str]:
-    """The MUST requirements that failed (with ``strict`` the SHOULDs too), with the first
-    failing verdict's message."""
-    levels = (Level.MUST, Level.SHOULD) if strict else (Level.MUST,)
+    """The MUST requirements that failed (with ``strict`` also the SHOULDs not met, as
+    ``streamproof run --strict`` counts them), with the first failing verdict's message."""
+    counted = (Outcome.FAIL, Outcome.NON_STRICT) if strict else (Outcome.FAIL,)
     out: dict[str, str] = {}
     for v in verdicts:
-        if v.kind is Kind.REQUIREMENT and v.level in levels and v.outcome == Outcome.FAIL:
+        if v.kind is Kind.REQUIREMENT and v.outcome in counted and (
+            strict or v.level == Level.MUST
+        ):
             out.setdefault(v.requirement, v.message.removeprefix(f"{v.requirement}: "))
     return out
 
@@ -417,6 +430,8 @@ class _Explorer:
             failed = self.run_plan(plan)
             s.memo[key] = failed
             self.progress()
+        if self.opts.requirement is not None:
+            failed = {r: m for r, m in failed.items() if r == self.opts.requirement}
         if not failed:
             return False
         if self.screening and (s.requirement is None or s.requirement in failed):
@@ -501,6 +516,8 @@ def _database_key(opts: Options, scenario: _Scenario) -> bytes:
     what = [scenario.id, scenario.file, opts.target or "", opts.bug or ""]
     if opts.strict:
         what.append("strict")
+    if opts.requirement:
+        what.append(opts.requirement)
     return hashlib.sha256("\0".join(what).encode()).digest()
 
 
@@ -527,6 +544,19 @@ def _check_options(opts: Options) -> None:
 
 
 def _check_target(opts: Options, kind: str) -> None:
+    if opts.requirement is not None:
+        from harness.requirements import REGISTRY
+
+        suite(kind)  # registers the suite's requirements
+        known = REGISTRY.get(opts.requirement)
+        if known is None or not opts.requirement.startswith(_PREFIX[kind]):
+            raise ExploreError(
+                f"--requirement {opts.requirement}: no requirement of the {kind} suite has that id"
+            )
+        if known.level != Level.MUST and not opts.strict:
+            raise ExploreError(
+                f"--requirement {opts.requirement} is a {known.level}: it counts with --strict"
+            )
     if opts.target is not None:
         from harness.suites.input_files import check_target_file
 
@@ -623,6 +653,13 @@ def _search(explorer: _Explorer, opts: Options, scenario: _Scenario, out: TextIO
     state = explorer.state
     known = _KnownFailures(db_dir, _database_key(opts, scenario))
     found = _find(explorer, scenario.space, config, opts.seed, known.load())
+    if found is not None:
+        # Hypothesis's shrinker may keep an element that plays no part: each alone is tried.
+        for alone in single_elements(found):
+            if explorer.condition(alone):
+                explorer.say(f"one element alone breaks it too: {describe_plan(alone)}")
+                found = alone
+                break
     wall = time.monotonic() - state.started
     explorer.progress(force=True)
     if state.suspected:

@@ -58,6 +58,7 @@ __all__ = [
     "fault_data",
     "plan_data",
     "plans",
+    "single_elements",
     "turn_change_data",
 ]
 
@@ -144,8 +145,9 @@ class Space:
     only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Per link, the only actions (names of :data:`ACTION_ORDER`) it may get, if restricted."""
     frames: int | None = None
-    """The browser may leave after 0 to this many frames (:data:`LEAVE`); ``None``: not
-    offered (the scenario has its own drop, or no streaming request)."""
+    """The browser may leave after 1 to this many frames (:data:`LEAVE`; after the first, so
+    the run has begun when it leaves); ``None``: not offered (the scenario has its own drop,
+    or no streaming request)."""
     turns: tuple[tuple[int, ...], ...] = ()
     """The fake model's turns that may be changed (:data:`TURNS`): per turn, the length of each
     chunk's text (0 for a function call); an empty tuple for a turn that is not a stream (an
@@ -170,8 +172,8 @@ class Space:
             raise ValueError(f"the horizon must be positive, not {self.horizon!r}")
         if self.events < 0:
             raise ValueError(f"events cannot be negative, not {self.events!r}")
-        if self.frames is not None and self.frames < 0:
-            raise ValueError(f"frames cannot be negative, not {self.frames!r}")
+        if self.frames is not None and self.frames < 1:
+            raise ValueError(f"frames must be 1 or more, not {self.frames!r}")
         for link, actions in self.only.items():
             unknown = [a for a in actions if a not in ACTION_ORDER]
             if link not in self.links or not actions or unknown:
@@ -272,7 +274,7 @@ def _placed_fault(draw: st.DrawFn, space: Space) -> tuple[str, dict[str, Any]]:
     place = draw(st.sampled_from(space.places))
     if place == LEAVE:
         assert space.frames is not None
-        return place, {"after_frames": draw(st.integers(0, space.frames))}
+        return place, {"after_frames": draw(st.integers(1, max(space.frames, 1)))}
     if place == TURNS:
         return place, draw(turn_change_data(space))
     return place, draw(fault_data(space, place))
@@ -307,6 +309,23 @@ def plans(space: Space) -> st.SearchStrategy[dict[str, list[dict[str, Any]]]]:
         return plan
 
     return plan_data(space).map(checked)
+
+
+def single_elements(
+    plan: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> list[dict[str, list[dict[str, Any]]]]:
+    """Each element of ``plan`` alone (every other place left empty), in the plan's order;
+    ``[]`` when ``plan`` has one element or none. Hypothesis's shrinker does not always drop
+    an element that plays no part; the search tries these after it."""
+    if fault_count(plan) < 2:
+        return []
+    out: list[dict[str, list[dict[str, Any]]]] = []
+    for place, elements in plan.items():
+        for element in elements:
+            alone: dict[str, list[dict[str, Any]]] = {p: [] for p in plan}
+            alone[place] = [dict(element)]
+            out.append(alone)
+    return out
 
 
 def fault_count(plan: Mapping[str, Sequence[Any]]) -> int:

@@ -10,12 +10,16 @@ from hypothesis import find, given, settings
 from harness.durations import parse_duration
 from harness.explore.space import (
     BROWSER_ACTIONS,
+    LEAVE,
     MAX_FAULTS,
+    TURN_CHANGES,
+    TURNS,
     Space,
     a2a_matches,
     describe_plan,
     fault_count,
     plans,
+    single_elements,
 )
 from harness.faults.plan import Fault, parse_plan
 
@@ -99,3 +103,74 @@ def test_a_space_needs_links_and_a_horizon() -> None:
     assert Space(("a2a",), 30.0, active=50.0).trigger_horizon == 30.0
     with pytest.raises(ValueError, match="only"):
         Space(("a2a",), 30.0, only={"a2a": ("explode",)})
+
+
+# --- plan elements that are not link faults (gateway) ------------------------------------------
+
+ELEMENTS = Space(
+    ("browser", "model"),
+    30.0,
+    events=15,
+    only={"browser": BROWSER_ACTIONS},
+    frames=6,
+    turns=((0,), (), (19, 1, 14)),  # a function call; an error turn; three text chunks
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(plans(ELEMENTS))
+def test_gateway_elements_stay_within_the_scenario(plan: dict[str, Any]) -> None:
+    assert set(plan) == {"browser", "model", LEAVE, TURNS}
+    assert fault_count(plan) <= MAX_FAULTS
+    assert len(plan[LEAVE]) <= 1
+    for leave in plan[LEAVE]:
+        assert 1 <= leave["after_frames"] <= 6
+    turns = [change["turn"] for change in plan[TURNS]]
+    assert len(turns) == len(set(turns))  # a turn changed at most once
+    for change in plan[TURNS]:
+        assert change["turn"] in (1, 3)  # the error turn is left alone
+        chunks = ELEMENTS.turns[change["turn"] - 1]
+        kind = next(k for k in TURN_CHANGES if k in change)
+        if kind == "error_after":
+            assert 0 <= change["error_after"] < len(chunks)
+        elif kind == "finish":
+            assert change["finish"] in ("MAX_TOKENS", "SAFETY")
+        elif kind == "split":
+            assert chunks[change["split"] - 1] >= 2  # a text of two characters or more
+        else:
+            assert 1 <= change["delay"]["chunk"] <= len(chunks)
+            assert 0.5 <= parse_duration(change["delay"]["for"]) <= ELEMENTS.horizon
+        assert describe_plan({TURNS: [change]}).startswith(f"model turn {change['turn']}: ")
+
+
+def test_each_element_shrinks_to_its_simplest_form() -> None:
+    def only(place: str) -> Any:
+        return lambda p: fault_count(p) >= 1 and bool(p[place])
+
+    leave = find(plans(ELEMENTS), only(LEAVE))
+    assert leave[LEAVE] == [{"after_frames": 1}] and fault_count(leave) == 1
+    change = find(plans(ELEMENTS), only(TURNS))
+    assert change[TURNS] == [{"turn": 1, "error_after": 0}]
+    split = find(plans(ELEMENTS), lambda p: any("split" in c for c in p[TURNS]))
+    assert split[TURNS] == [{"turn": 3, "split": 1}]
+    assert describe_plan(split) == "model turn 3: chunk 1 split in two"
+    assert describe_plan(leave) == "browser: leaves after frame 1"
+
+
+def test_elements_are_offered_only_where_the_scenario_allows_them() -> None:
+    assert GATEWAY.places == ("browser", "model")
+    assert Space(("browser",), 30.0, frames=1).places == ("browser", LEAVE)
+    assert Space(("browser",), 30.0, turns=((), ())).places == ("browser",)
+    with pytest.raises(ValueError, match="frames"):
+        Space(("browser",), 30.0, frames=0)
+
+
+def test_single_elements_are_each_element_alone() -> None:
+    leave = {"after_frames": 2}
+    change = {"turn": 1, "finish": "SAFETY"}
+    plan = {"browser": [], "model": [], LEAVE: [leave], TURNS: [change]}
+    assert single_elements(plan) == [
+        {"browser": [], "model": [], LEAVE: [leave], TURNS: []},
+        {"browser": [], "model": [], LEAVE: [], TURNS: [change]},
+    ]
+    assert single_elements({"browser": [], "model": [], LEAVE: [leave], TURNS: []}) == []
