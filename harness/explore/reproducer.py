@@ -22,6 +22,7 @@ from harness.protocol.gemini import CallChunk, ErrorChunk, ModelTurn, TextChunk
 
 __all__ = [
     "Provenance",
+    "changed_turn",
     "file_name",
     "has_link_faults",
     "reproducer_id",

@@ -121,8 +121,10 @@ def must_failures(verdicts: Sequence[Verdict], strict: bool = False) -> dict[str
     counted = (Outcome.FAIL, Outcome.NON_STRICT) if strict else (Outcome.FAIL,)
     out: dict[str, str] = {}
     for v in verdicts:
-        if v.kind is Kind.REQUIREMENT and v.outcome in counted and (
-            strict or v.level == Level.MUST
+        if (
+            v.kind is Kind.REQUIREMENT
+            and v.outcome in counted
+            and (strict or v.level == Level.MUST)
         ):
             out.setdefault(v.requirement, v.message.removeprefix(f"{v.requirement}: "))
     return out
@@ -221,7 +223,12 @@ def load_scenario(name: str) -> tuple[_Scenario, bool]:
         assert isinstance(stripped, GatewayScenario)
         links = ("browser", "model") if stripped.model_path == "direct" else ("browser",)
         space = Space(links, stripped.horizon, events=15, only={"browser": BROWSER_ACTIONS})
-        space = replace(space, frames=_leave_frames(stripped), turns=_turn_shapes(stripped))
+        space = replace(
+            space,
+            active=_model_active(stripped),
+            frames=_leave_frames(stripped),
+            turns=_turn_shapes(stripped),
+        )
         turns = tuple(turn_data(turn) if turn.chunks else {} for turn in stripped.model)
     found = _Scenario(
         file=str(path),
@@ -253,6 +260,18 @@ def _leave_frames(scenario: GatewayScenario) -> int | None:
     # turn and the done frame.
     frames = sum(len(turn.chunks) + len(turn.function_calls) + 1 for turn in scenario.model)
     return min(frames + 1, MAX_LEAVE_FRAMES)
+
+
+def _model_active(scenario: GatewayScenario) -> float | None:
+    """Until when (scenario seconds) the fake model's script sends, about: its waits added up,
+    plus a second; ``None`` when a turn repeats for ever."""
+    if scenario.scripted_calls == "forever":
+        return None
+    waits = 0.0
+    for turn in scenario.model:
+        delays = [c.delay if c.delay is not None else turn.chunk_delay for c in turn.chunks]
+        waits += (sum(delays) if delays else turn.chunk_delay) * int(turn.times)
+    return waits + 1.0
 
 
 def _turn_shapes(scenario: GatewayScenario) -> tuple[tuple[int, ...], ...]:

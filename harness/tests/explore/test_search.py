@@ -24,6 +24,7 @@ from harness.explore.search import (
 )
 from harness.mutants import failed_requirements
 from harness.suites.loading import load_scenarios
+from harness.tests.conftest import require_module
 
 ROOT = Path(__file__).resolve().parents[3]
 CLI = (sys.executable, "-m", "harness.cli")
@@ -36,13 +37,17 @@ def _explore(opts: Options) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+FAST_BUDGET_S = 55.0
+"""The fast subset's search budget per mutant: under a minute each."""
+
+
 def test_finds_no_watchdog_and_writes_a_single_fault_reproducer(tmp_path: Path) -> None:
     opts = Options(
         scenario=str(HAPPY),
         bug="no-watchdog",
         seed=1,
         max_examples=60,
-        time_budget=150.0,
+        time_budget=FAST_BUDGET_S,
         out=tmp_path,
     )
     code, out, err = _explore(opts)
@@ -76,6 +81,44 @@ def test_finds_no_watchdog_and_writes_a_single_fault_reproducer(tmp_path: Path) 
     code, out, err = _explore(opts)
     assert code == EXIT_FOUND
     assert "example 1 breaks" in err
+
+
+def test_finds_a_gateway_mutant_from_a_generated_error_event(tmp_path: Path) -> None:
+    """swallow-error-event (GW-ERROR-EVENT) from the fault-free plain answer: the plan element
+    is a change to the model's turn, written into the reproducer as plain chunks YAML."""
+    require_module("google.adk")  # the bundled gateway reference runs on it
+    opts = Options(
+        scenario=str(ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml"),
+        bug="swallow-error-event",
+        seed=1,
+        max_examples=40,
+        time_budget=FAST_BUDGET_S,
+        out=tmp_path,
+    )
+    code, out, err = _explore(opts)
+    assert code == EXIT_FOUND, out + err
+    [written] = sorted((tmp_path / "explore").glob("*.yaml"))
+    assert written.name == "gateway-plain-streamed-answer--GW-ERROR-EVENT.yaml"
+    text = written.read_text(encoding="utf-8")
+    assert "# Fault: model turn 1: " in text and "written out as its chunks" in text
+    [loaded] = load_scenarios(written)
+    scenario = loaded.scenario
+    assert scenario.links.model == () and scenario.links.browser == ()  # no link fault
+    assert scenario.request.disconnect_after_frames is None
+    [turn] = scenario.model
+    assert turn.finish_reason in ("MAX_TOKENS", "SAFETY") or turn.is_error  # the one change
+
+    reports = tmp_path / "rerun"
+    run = subprocess.run(
+        [*CLI, "run", str(written), "--bug", "swallow-error-event", "--report-dir", str(reports)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    report = json.loads((reports / "results.json").read_text(encoding="utf-8"))
+    assert "GW-ERROR-EVENT" in failed_requirements(report)
 
 
 def test_the_reference_breaks_nothing_within_a_small_budget(tmp_path: Path) -> None:
