@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from harness.durations import format_duration
-from harness.explore.space import LEAVE, TURNS
+from harness.durations import format_duration, parse_duration
+from harness.explore.space import LEAVE, TASK, TURNS
 from harness.protocol.gemini import CallChunk, ErrorChunk, ModelTurn, TextChunk
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "changed_turn",
     "file_name",
     "has_link_faults",
+    "later_steps",
     "reproducer_id",
     "reproducer_text",
     "turn_data",
@@ -101,6 +102,18 @@ def changed_turn(turn: Mapping[str, Any], change: Mapping[str, Any]) -> dict[str
     return out
 
 
+def later_steps(steps: Sequence[Any], element: Mapping[str, Any]) -> list[Any]:
+    """A task timeline with its steps from ``element["from_step"]`` (from 1) on moved
+    ``element["later"]`` later."""
+    later = parse_duration(element["later"])
+    out: list[Any] = []
+    for number, step in enumerate(steps, start=1):
+        if number >= element["from_step"] and isinstance(step, Mapping) and "at" in step:
+            step = {**step, "at": format_duration(parse_duration(step["at"]) + later)}
+        out.append(step)
+    return out
+
+
 def with_plan(
     data: Mapping[str, Any],
     plan: Mapping[str, Sequence[Mapping[str, Any]]],
@@ -123,6 +136,8 @@ def with_plan(
             index = change["turn"] - 1
             model[index] = changed_turn(turns[index], change)
         out["model"] = model
+    for slower in plan.get(TASK, ())[:1]:
+        out["task"] = later_steps(data.get("task") or (), slower)
     raw = data.get("links")
     links: dict[str, Any] = dict(raw) if isinstance(raw, Mapping) else {}
     for name in _LINK_NAMES:
@@ -197,6 +212,11 @@ def reproducer_text(
     ]
     if plan.get(LEAVE):
         header.append("The browser's leaving is request.disconnect_after_frames below.")
+    for slower in plan.get(TASK, ()):
+        header.append(
+            f"The task's steps from step {slower['from_step']} on are {slower['later']} "
+            "later below."
+        )
     for change in plan.get(TURNS, ()):
         header.append(
             f"Model turn {change['turn']} is written out as its chunks below, changed so."

@@ -26,7 +26,9 @@ faults, each one element that shrinks on its own: the browser leaving after fram
 has no drop of its own) and a change to one of the fake model's scripted turns
 (:data:`TURNS`): an error event after chunk K (the fake's ``{"error": ...}`` chunk, the rest
 of the turn dropped), a finish reason that makes the turn an error event (``MAX_TOKENS``,
-``SAFETY``), a text chunk split in two, or a delay before chunk K. Left out on purpose:
+``SAFETY``), a text chunk split in two, or a delay before chunk K. A client scenario whose
+task is a timeline of steps offers one such element too (:data:`TASK`): the agent is slower,
+its steps from step K (2 or later) on coming D seconds later. Left out on purpose:
 ``after_bytes`` (``after_event`` says the same thing in a unit a scenario author reads).
 """
 
@@ -47,6 +49,7 @@ __all__ = [
     "ELEMENT_KEYS",
     "LEAVE",
     "MAX_FAULTS",
+    "TASK",
     "TRIGGER_ORDER",
     "TURNS",
     "TURN_CHANGES",
@@ -120,7 +123,10 @@ LEAVE: Final = "leave"
 TURNS: Final = "model_turns"
 """The plan key of changes to the fake model's turns: ``[{"turn": I, <change>}]`` (at most one
 per turn; turns count from 1, as a reader does)."""
-ELEMENT_KEYS: Final = (LEAVE, TURNS)
+TASK: Final = "task_steps"
+"""The plan key of a slower agent (client scenarios): ``[{"from_step": K, "later": D}]`` (at
+most one; steps count from 1)."""
+ELEMENT_KEYS: Final = (LEAVE, TURNS, TASK)
 """Plan keys that are not links, in the order a search prefers them."""
 TURN_CHANGES: Final = ("error_after", "finish", "split", "delay")
 """Simplest first: an error event, a finish reason that is an error, a split, a delay."""
@@ -153,12 +159,18 @@ class Space:
     chunk's text (0 for a function call); an empty tuple for a turn that is not a stream (an
     ``http_error``), which is left alone."""
 
+    steps: int = 0
+    """How many steps the task's timeline has (:data:`TASK`: from the second on they may come
+    later; the first, ``submitted``, stays at 0 s); below 2: not offered."""
+
     @property
     def places(self) -> tuple[str, ...]:
         """Where a plan element may go: the links, then the elements offered."""
         extra: tuple[str, ...] = (LEAVE,) if self.frames is not None else ()
         if any(self.turns):
             extra += (TURNS,)
+        if self.steps >= 2:
+            extra += (TASK,)
         return (*self.links, *extra)
 
     @property
@@ -277,6 +289,10 @@ def _placed_fault(draw: st.DrawFn, space: Space) -> tuple[str, dict[str, Any]]:
         return place, {"after_frames": draw(st.integers(1, max(space.frames, 1)))}
     if place == TURNS:
         return place, draw(turn_change_data(space))
+    if place == TASK:
+        step = draw(st.integers(2, space.steps))  # the first step (submitted) stays at 0s
+        later = draw(_seconds(space.horizon, at_least=0.5))
+        return place, {"from_step": step, "later": _duration(later)}
     return place, draw(fault_data(space, place))
 
 
@@ -288,7 +304,7 @@ def plan_data(draw: st.DrawFn, space: Space) -> dict[str, list[dict[str, Any]]]:
     placed = draw(st.lists(_placed_fault(space), max_size=MAX_FAULTS))
     out: dict[str, list[dict[str, Any]]] = {place: [] for place in space.places}
     for place, element in placed:
-        if place == LEAVE and out[LEAVE]:
+        if place in (LEAVE, TASK) and out[place]:
             continue
         if place == TURNS and any(c["turn"] == element["turn"] for c in out[TURNS]):
             continue
@@ -336,6 +352,8 @@ def describe_element(place: str, element: Mapping[str, Any]) -> str:
     """A plan element that is not a link fault, as a reader says it."""
     if place == LEAVE:
         return f"browser: leaves after frame {element['after_frames']}"
+    if place == TASK:
+        return f"task: steps from {element['from_step']} on come {element['later']} later"
     turn = f"model turn {element['turn']}"
     if "error_after" in element:
         return f"{turn}: error event after chunk {element['error_after']}"

@@ -129,3 +129,20 @@ def test_a_split_and_a_delay_keep_the_turn_s_text() -> None:
     finish = changed_turn(turn, {"turn": 1, "finish": "MAX_TOKENS"})
     assert finish["finish_reason"] == "MAX_TOKENS" and finish["chunks"] == turn["chunks"]
     assert turn["chunks"][0] == {"text": "Hello "}  # not changed in place
+
+
+def test_a_slower_task_moves_its_later_steps() -> None:
+    from harness.explore.reproducer import later_steps
+
+    happy = ROOT / "scenarios" / "a2a_client" / "happy_path_1_0_wire.yaml"
+    data = yaml.safe_load(happy.read_text(encoding="utf-8"))
+    plan: dict[str, list[dict[str, object]]] = {
+        "a2a": [],
+        "task_steps": [{"from_step": 3, "later": "30s"}],
+    }
+    moved = with_plan(data, plan)
+    assert [step["at"] for step in moved["task"]] == ["0s", "1s", "32s", "33s", "34s"]
+    assert [step["at"] for step in data["task"]] == ["0s", "1s", "2s", "3s", "4s"]  # as it was
+    [loaded] = parse_scenarios(yaml.safe_dump(moved, sort_keys=False), "slower.yaml")
+    assert [float(step.at) for step in loaded.scenario.task or ()] == [0, 1, 32, 33, 34]
+    assert later_steps([{"at": "1s"}], {"from_step": 2, "later": "5s"}) == [{"at": "1s"}]
