@@ -445,12 +445,15 @@ class _Explorer:
                 )
         return {r: m for r, m in failed.items() if r not in broken}
 
-    def condition(self, plan: Plan) -> bool:
+    def condition(self, plan: Plan, finishing: bool = False) -> bool:
+        """Whether ``plan`` breaks the requirement held on to (the first it breaks, if none
+        yet). ``finishing``: a try after the search (each element alone), which the time
+        budget does not cut short, as it does not cut short the rerun."""
         s = self.state
         key = _key(plan)
         failed = s.memo.get(key)
         if failed is None:
-            if time.monotonic() >= self.deadline:
+            if time.monotonic() >= self.deadline and not finishing:
                 s.out_of_time = True
                 return False
             s.tried += 1
@@ -462,7 +465,7 @@ class _Explorer:
         if not failed:
             return False
         if self.screening and (s.requirement is None or s.requirement in failed):
-            if time.monotonic() >= self.deadline:
+            if time.monotonic() >= self.deadline and not finishing:
                 s.out_of_time = True
                 return False
             failed = self.screen(plan, failed)
@@ -685,7 +688,7 @@ def _search(explorer: _Explorer, opts: Options, scenario: _Scenario, out: TextIO
     if found is not None:
         # Hypothesis's shrinker may keep an element that plays no part: each alone is tried.
         for alone in single_elements(found):
-            if explorer.condition(alone):
+            if explorer.condition(alone, finishing=True):
                 explorer.say(f"one element alone breaks it too: {describe_plan(alone)}")
                 found = alone
                 break
