@@ -41,22 +41,27 @@ FAST_BUDGET_S = 55.0
 """The fast subset's search budget per mutant: under a minute each."""
 
 
-def test_finds_no_watchdog_and_writes_a_single_fault_reproducer(tmp_path: Path) -> None:
+def test_finds_resend_on_drop_and_writes_a_single_fault_reproducer(tmp_path: Path) -> None:
+    """resend-on-drop (A2A-C-NO-RESEND) from the fault-free happy path. The search holds out
+    for the mutant's own requirement: on a loaded machine a 0.1 time scale can make any client
+    run late (A2A-C-RESULT), which screening then skips as the reference's problem too."""
     opts = Options(
         scenario=str(HAPPY),
-        bug="no-watchdog",
+        bug="resend-on-drop",
         seed=1,
         max_examples=60,
         time_budget=FAST_BUDGET_S,
         out=tmp_path,
+        requirement="A2A-C-NO-RESEND",
     )
     code, out, err = _explore(opts)
     assert code == EXIT_FOUND, out + err
     assert "example(s) tried" in err and "left; best failure so far" in err  # progress
     [written] = sorted((tmp_path / "explore").glob("*.yaml"))
     requirement = written.stem.split("--")[-1]
+    assert requirement == "A2A-C-NO-RESEND"
     assert written.name == f"a2a_client-happy-path-1-0-wire--{requirement}.yaml"
-    assert f"rerun: streamproof run {written} --bug no-watchdog" in out
+    assert f"rerun: streamproof run {written} --bug resend-on-drop" in out
     text = written.read_text(encoding="utf-8")
     assert "# Found by `streamproof explore`" in text and "seed: 1;" in text
     [loaded] = load_scenarios(written)
@@ -67,7 +72,7 @@ def test_finds_no_watchdog_and_writes_a_single_fault_reproducer(tmp_path: Path) 
     # `streamproof run --bug` fails the same requirement.
     reports = tmp_path / "rerun"
     run = subprocess.run(
-        [*CLI, "run", str(written), "--bug", "no-watchdog", "--report-dir", str(reports), "-q"],
+        [*CLI, "run", str(written), "--bug", "resend-on-drop", "--report-dir", str(reports), "-q"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -122,7 +127,15 @@ def test_finds_a_gateway_mutant_from_a_generated_error_event(tmp_path: Path) -> 
 
 
 def test_the_reference_breaks_nothing_within_a_small_budget(tmp_path: Path) -> None:
-    opts = Options(scenario=str(HAPPY), seed=3, max_examples=4, time_budget=90.0, out=tmp_path)
+    # One requirement that no timing wobble can fail: the reference never starts a second task.
+    opts = Options(
+        scenario=str(HAPPY),
+        seed=3,
+        max_examples=4,
+        time_budget=90.0,
+        out=tmp_path,
+        requirement="A2A-C-NO-RESEND",
+    )
     code, out, _err = _explore(opts)
     assert code == EXIT_NOTHING
     assert out.startswith("nothing broke:")
