@@ -232,6 +232,7 @@ def load_scenario(name: str) -> tuple[_Scenario, bool]:
         space = replace(
             space,
             active=_model_active(stripped),
+            quiet=max(stripped.horizon, stripped.limits.gateway_run_timeout * QUIET_PAST_BOUND),
             frames=_leave_frames(stripped),
             turns=_turn_shapes(stripped),
         )
@@ -252,6 +253,8 @@ def load_scenario(name: str) -> tuple[_Scenario, bool]:
 
 
 MAX_LEAVE_FRAMES = 15
+QUIET_PAST_BOUND = 1.5
+"""A delay before a model chunk may last up to this many times the gateway's run bound."""
 
 
 def _leave_frames(scenario: GatewayScenario) -> int | None:

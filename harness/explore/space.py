@@ -26,7 +26,8 @@ faults, each one element that shrinks on its own: the browser leaving after fram
 has no drop of its own) and a change to one of the fake model's scripted turns
 (:data:`TURNS`): an error event after chunk K (the fake's ``{"error": ...}`` chunk, the rest
 of the turn dropped), a finish reason that makes the turn an error event (``MAX_TOKENS``,
-``SAFETY``), a text chunk split in two, or a delay before chunk K. A client scenario whose
+``SAFETY``), a text chunk split in two, or a delay before chunk K (up to :attr:`Space.quiet`:
+past the gateway's run bound, a model that goes quiet and never closes). A client scenario whose
 task is a timeline of steps offers one such element too (:data:`TASK`): the agent is slower,
 its steps from step K (2 or later) on coming D seconds later. Left out on purpose:
 ``after_bytes`` (``after_event`` says the same thing in a unit a scenario author reads).
@@ -154,6 +155,10 @@ class Space:
     """The browser may leave after 1 to this many frames (:data:`LEAVE`; after the first, so
     the run has begun when it leaves); ``None``: not offered (the scenario has its own drop,
     or no streaming request)."""
+    quiet: float | None = None
+    """The longest delay before a model chunk (scenario seconds; default: the horizon). A
+    gateway scenario sets it past the gateway's run bound, so a model that goes quiet for
+    longer than the bound is in the space."""
     turns: tuple[tuple[int, ...], ...] = ()
     """The fake model's turns that may be changed (:data:`TURNS`): per turn, the length of each
     chunk's text (0 for a function call); an empty tuple for a turn that is not a stream (an
@@ -276,7 +281,8 @@ def turn_change_data(draw: st.DrawFn, space: Space) -> dict[str, Any]:
         out["split"] = draw(st.sampled_from(splittable)) + 1
     else:
         chunk = draw(st.integers(0, len(chunks) - 1)) + 1
-        seconds = draw(_seconds(space.horizon, at_least=0.5))
+        longest = space.quiet if space.quiet is not None else space.horizon
+        seconds = draw(_seconds(longest, at_least=0.5))
         out["delay"] = {"chunk": chunk, "for": _duration(seconds)}
     return out
 

@@ -195,3 +195,24 @@ def test_a_client_task_may_come_later_from_one_step_on() -> None:
             assert 0.5 <= parse_duration(element["later"]) <= 30.0
 
     each()
+
+
+def test_a_model_may_go_quiet_past_the_gateway_s_run_bound() -> None:
+    quiet = Space(
+        ("browser", "model"),
+        30.0,
+        only={"browser": BROWSER_ACTIONS},
+        quiet=180.0,
+        turns=((10, 10),),
+    )
+
+    def long_delay(plan: dict[str, Any]) -> bool:
+        return any(
+            "delay" in change and parse_duration(change["delay"]["for"]) > 120.0
+            for change in plan[TURNS]
+        )
+
+    found = find(plans(quiet), long_delay)
+    assert found[TURNS] == [{"turn": 1, "delay": {"chunk": 1, "for": "120.5s"}}]
+    # Without it, a delay stays within the horizon.
+    assert Space(("browser",), 30.0, turns=((10,),)).quiet is None
