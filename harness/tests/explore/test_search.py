@@ -427,3 +427,49 @@ def test_a_target_that_does_not_start_exits_3(tmp_path: Path) -> None:
     assert code == EXIT_TARGET, out + err
     assert "streamproof explore: the target could not start" in err
     assert not list((tmp_path / "explore").glob("*.yaml"))
+
+
+@pytest.mark.parametrize(
+    ("target", "bug", "screen", "expected"),
+    [
+        ("my-gateway.yaml", None, True, None),  # --screen: the bundled reference of the kind
+        ("ref.yaml", "no-dispose", False, "ref.yaml"),  # --bug: that reference without it
+        (None, None, False, "unused"),  # neither: no screening
+    ],
+)
+def test_the_screening_reference_is_the_bundled_one_or_the_target_without_its_bug(
+    target: str | None,
+    bug: str | None,
+    screen: bool,
+    expected: str | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from harness.explore import search
+    from harness.loop import BackgroundLoop
+
+    started: list[tuple[str | None, str | None]] = []
+
+    class _Env:
+        async def start(self) -> None:
+            return None
+
+    class _Suite:
+        INTENDED: dict[str, str] = {}
+
+        def environment(self, target: str | None, *, bug: str | None, **_: Any) -> _Env:
+            started.append((target, bug))
+            return _Env()
+
+    monkeypatch.setattr(search, "suite", lambda kind: _Suite())
+    scenario, _ = search.load_scenario(str(PLAIN))
+    opts = Options(scenario=str(PLAIN), target=target, bug=bug, screen=screen)
+    loop = BackgroundLoop()
+    try:
+        explorer = search._Explorer(opts, scenario, io.StringIO(), loop)
+        assert explorer.screening is (expected != "unused")
+        if explorer.screening:
+            explorer.start_reference()
+            explorer.start_reference()  # started once
+            assert started == [(expected, None)]
+    finally:
+        loop.close()
