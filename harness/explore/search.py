@@ -720,6 +720,12 @@ def _search(explorer: _Explorer, opts: Options, scenario: _Scenario, out: TextIO
     again: dict[str, str] = {}
     for tried, candidate in enumerate(candidates):
         what = "the shrunk plan" if tried == 0 else "an earlier plan that broke it"
+        if tried:  # an earlier plan was not shrunk: one of its elements alone may do
+            for alone in single_elements(candidate):
+                if explorer.condition(alone, finishing=True):
+                    explorer.say(f"one element alone breaks it too: {describe_plan(alone)}")
+                    candidate = alone
+                    break
         explorer.say(
             f"rerunning {what} once, on a freshly started target: {describe_plan(candidate)}"
         )
