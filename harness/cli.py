@@ -142,6 +142,18 @@ def _parser() -> argparse.ArgumentParser:
     explore.add_argument("--seed", metavar="S", type=int, default=None)
     explore.add_argument("--out", metavar="DIR", default="reports")
     explore.add_argument("--time-scale", metavar="F", type=float, default=None)
+    explore.add_argument("--strict", action="store_true", help="SHOULD failures are findings too")
+    explore.add_argument(
+        "--requirement",
+        metavar="REQ",
+        help="only this requirement counts: the search holds out for a plan that breaks it",
+    )
+    explore.add_argument(
+        "--screen",
+        action="store_true",
+        help="run a found plan on the bundled reference first; what it fails too is skipped "
+        "(implied by --bug, on the reference without the bug)",
+    )
 
     validate = sub.add_parser(
         "validate", help="check scenario and target files without running them"
@@ -807,6 +819,9 @@ def _explore(args: argparse.Namespace) -> int:
         seed=args.seed,
         out=Path(args.out),
         time_scale=args.time_scale if args.time_scale is not None else DEFAULT_TIME_SCALE,
+        strict=args.strict,
+        requirement=args.requirement,
+        screen=args.screen,
     )
     return explore(options)
 

@@ -4,8 +4,9 @@ The scenario is loaded as ``streamproof run`` loads it and its link faults are r
 environment (target and fakes) is started once; every example is that scenario with a drawn
 fault plan (:mod:`harness.explore.space`) on its links, run through the environment, which
 resets per scenario, within the scenario's own scaled ``run_timeout``. An example is a finding
-when a MUST requirement fails (a scenario's own ``expect`` verdicts are not requirements and do
-not count: a fault the scenario never planned may well change its ledger). The first broken
+when a MUST requirement fails (with ``--strict`` a SHOULD too, as ``streamproof run --strict``
+counts them; a scenario's own ``expect`` verdicts are not requirements and do not count: a
+fault the scenario never planned may well change its ledger). The first broken
 requirement is the one the search then holds on to while hypothesis shrinks the plan (the
 ``--bug``'s intended requirement when it is among those broken).
 
@@ -13,6 +14,12 @@ Results are remembered per plan, so hypothesis's final replay of the shrunk plan
 the target again and a timing wobble cannot make it report the search itself as flaky; the
 found plan is rerun once, for real and on a freshly started environment, before anything is
 written (the flakiness guard).
+
+Screening (``--bug``, or ``--screen`` for a user's target): a plan that breaks a requirement is
+first run on the correct reference too (the same reference without the bug, or the bundled
+reference of the scenario's kind). A requirement the reference breaks under the same plan is
+no finding about the target but a suspected harness problem: it is said, remembered, and the
+search goes on as if that plan had broken nothing.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import json
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -34,11 +41,25 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from harness.capabilities import ScenarioSkipped
 from harness.durations import DEFAULT_TIME_SCALE
-from harness.explore.reproducer import Provenance, has_link_faults, reproducer_text, with_plan
+from harness.explore.reproducer import (
+    Provenance,
+    has_link_faults,
+    reproducer_text,
+    turn_data,
+    with_plan,
+)
 from harness.explore.reproducer import file_name as reproducer_file_name
-from harness.explore.space import BROWSER_ACTIONS, Space, a2a_matches, describe_plan, plans
+from harness.explore.space import (
+    BROWSER_ACTIONS,
+    Space,
+    a2a_matches,
+    describe_plan,
+    plans,
+    single_elements,
+)
 from harness.interrupts import Interrupts
 from harness.loop import BackgroundLoop
+from harness.protocol.gemini import TextChunk
 from harness.suites import suite
 from harness.suites.a2a_client.scenario import A2AClientScenario
 from harness.suites.fixture_files import fixture_context, resolve_fixture
@@ -63,6 +84,12 @@ __all__ = [
 
 EXIT_NOTHING, EXIT_FOUND, EXIT_BAD_INPUT, EXIT_TARGET = 0, 1, 2, 3
 
+_PREFIX = {"gateway": "GW-", "a2a-client": "A2A-C-"}
+
+RERUN_TRIES = 3
+"""How many plans that broke the requirement are rerun on a fresh target, at most, before the
+search says it is not reproducible."""
+
 START_BUDGET = 180.0
 """Seconds the environment gets to start, as for ``streamproof run``."""
 
@@ -83,13 +110,26 @@ class Options:
     seed: int | None = None
     out: Path = Path("reports")
     time_scale: float = DEFAULT_TIME_SCALE
+    strict: bool = False
+    """SHOULD failures are findings too (as ``streamproof run --strict``)."""
+    requirement: str | None = None
+    """Only this requirement counts (``--requirement``): the search holds out for it."""
+    screen: bool = False
+    """Screen found plans on the bundled reference of the scenario's kind (implied, on the
+    same reference without the bug, by ``bug``)."""
 
 
-def must_failures(verdicts: Sequence[Verdict]) -> dict[str, str]:
-    """The MUST requirements that failed, with the first failing verdict's message."""
+def must_failures(verdicts: Sequence[Verdict], strict: bool = False) -> dict[str, str]:
+    """The MUST requirements that failed (with ``strict`` also the SHOULDs not met, as
+    ``streamproof run --strict`` counts them), with the first failing verdict's message."""
+    counted = (Outcome.FAIL, Outcome.NON_STRICT) if strict else (Outcome.FAIL,)
     out: dict[str, str] = {}
     for v in verdicts:
-        if v.kind is Kind.REQUIREMENT and v.level == Level.MUST and v.outcome == Outcome.FAIL:
+        if (
+            v.kind is Kind.REQUIREMENT
+            and v.outcome in counted
+            and (strict or v.level == Level.MUST)
+        ):
             out.setdefault(v.requirement, v.message.removeprefix(f"{v.requirement}: "))
     return out
 
@@ -104,6 +144,8 @@ class _Scenario:
     horizon: float
     run_timeout: float
     space: Space
+    turns: tuple[dict[str, Any], ...] = ()
+    """Every model turn as plain chunks data (gateway), for a plan that changes one."""
 
 
 def _resolve(name: str) -> tuple[Path, str | None]:
@@ -181,10 +223,20 @@ def load_scenario(name: str) -> tuple[_Scenario, bool]:
             active,
             max(len(steps), 1),
         )
+        if isinstance(base.get("task"), list) and len(base["task"]) > 1:
+            space = replace(space, steps=len(base["task"]))
     else:
         assert isinstance(stripped, GatewayScenario)
         links = ("browser", "model") if stripped.model_path == "direct" else ("browser",)
         space = Space(links, stripped.horizon, events=15, only={"browser": BROWSER_ACTIONS})
+        space = replace(
+            space,
+            active=_model_active(stripped),
+            quiet=max(stripped.horizon, stripped.limits.gateway_run_timeout * QUIET_PAST_BOUND),
+            frames=_leave_frames(stripped),
+            turns=_turn_shapes(stripped),
+        )
+        turns = tuple(turn_data(turn) if turn.chunks else {} for turn in stripped.model)
     found = _Scenario(
         file=str(path),
         data=base,
@@ -195,7 +247,52 @@ def load_scenario(name: str) -> tuple[_Scenario, bool]:
         run_timeout=stripped.limits.run_timeout,
         space=space,
     )
+    if isinstance(stripped, GatewayScenario):
+        found.turns = turns
     return found, had_faults
+
+
+MAX_LEAVE_FRAMES = 15
+QUIET_PAST_BOUND = 1.5
+"""A delay before a model chunk may last up to this many times the gateway's run bound."""
+
+
+def _leave_frames(scenario: GatewayScenario) -> int | None:
+    """How many frames the browser may leave after; ``None`` when the scenario has a drop of
+    its own or no stream to leave."""
+    request = scenario.request
+    if request.disconnect_after_frames is not None or not request.streaming:
+        return None
+    if scenario.scripted_calls == "forever":
+        return MAX_LEAVE_FRAMES
+    # About a frame per chunk, two per function call (tool_call, tool_result), a message per
+    # turn and the done frame.
+    frames = sum(len(turn.chunks) + len(turn.function_calls) + 1 for turn in scenario.model)
+    return min(frames + 1, MAX_LEAVE_FRAMES)
+
+
+def _model_active(scenario: GatewayScenario) -> float | None:
+    """Until when (scenario seconds) the fake model's script sends, about: its waits added up,
+    plus a second; ``None`` when a turn repeats for ever."""
+    if scenario.scripted_calls == "forever":
+        return None
+    waits = 0.0
+    for turn in scenario.model:
+        delays = [c.delay if c.delay is not None else turn.chunk_delay for c in turn.chunks]
+        waits += (sum(delays) if delays else turn.chunk_delay) * int(turn.times)
+    return waits + 1.0
+
+
+def _turn_shapes(scenario: GatewayScenario) -> tuple[tuple[int, ...], ...]:
+    """Per model turn, each chunk's text length (0: a function call); ``()`` for a turn that
+    fails already (an HTTP or stream error): it is left alone."""
+    shapes: list[tuple[int, ...]] = []
+    for turn in scenario.model:
+        if turn.is_error or not turn.chunks:
+            shapes.append(())
+            continue
+        shapes.append(tuple(len(c.text) if isinstance(c, TextChunk) else 0 for c in turn.chunks))
+    return tuple(shapes)
 
 
 def _absolute_fixtures(data: Any, scenario_file: Path) -> Any:
@@ -228,6 +325,12 @@ class _State:
     errors: int = 0
     out_of_time: bool = False
     memo: dict[str, dict[str, str]] = field(default_factory=dict)
+    screened: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Per plan, what the correct reference broke under it (screening)."""
+    failing: list[Plan] = field(default_factory=list)
+    """Every plan that broke the requirement held on to, in the order they did."""
+    suspected: list[tuple[str, str]] = field(default_factory=list)
+    """(requirement, plan) the reference broke too: suspected harness problems, skipped."""
 
 
 def _key(plan: Mapping[str, Any]) -> str:
@@ -248,6 +351,9 @@ class _Explorer:
         self.err = err
         self.loop = loop
         self.env: Environment | None = None
+        self.reference: Environment | None = None
+        """The correct reference that screens found plans (started on first need)."""
+        self.screening = opts.bug is not None or opts.screen
         self.state = _State()
         self.deadline = self.state.started + opts.time_budget
         self._last_progress = 0.0
@@ -293,37 +399,81 @@ class _Explorer:
                 self.loop.run(env.close(), timeout=30)
         self.start()
 
-    def run_plan(self, plan: Plan) -> dict[str, str]:
-        """The MUSTs ``plan`` breaks (requirement -> message); ``{}`` when the run did not end."""
-        assert self.env is not None
+    def start_reference(self) -> Environment:
+        """The correct reference of this search: the target without its bug, or (``--screen``
+        without a bug) the bundled reference of the scenario's kind."""
+        if self.reference is None:
+            target = self.opts.target if self.opts.bug is not None else None
+            env = suite(self.scenario.kind).environment(
+                target, bug=None, time_scale=self.opts.time_scale, engine=None
+            )
+            self.reference = env
+            self.loop.run(env.start(), timeout=START_BUDGET)
+        return self.reference
+
+    def run_plan(self, plan: Plan, env: Environment | None = None) -> dict[str, str]:
+        """The requirements ``plan`` breaks (requirement -> message) on ``env`` (default: the
+        target's); ``{}`` when the run did not end."""
+        env = env if env is not None else self.env
+        assert env is not None
         scenario = self.scenario.model.model_validate(
-            with_plan(self.scenario.data, plan), context=fixture_context(self.scenario.file)
+            with_plan(self.scenario.data, plan, self.scenario.turns),
+            context=fixture_context(self.scenario.file),
         )
-        budget = self.env.scale(self.scenario.run_timeout) + 60.0
+        budget = env.scale(self.scenario.run_timeout) + 60.0
         try:
             result: Any = self.loop.run(
-                self.env.run(scenario), timeout=budget, tick=lambda _s: self.progress()
+                env.run(scenario), timeout=budget, tick=lambda _s: self.progress()
             )
         except TimeoutError:
             self.state.errors += 1
             self.say(f"the run of {describe_plan(plan)} did not end within {budget:.0f}s")
             return {}
-        return must_failures(result.verdicts)
+        return must_failures(result.verdicts, strict=self.opts.strict)
 
-    def condition(self, plan: Plan) -> bool:
+    def screen(self, plan: Plan, failed: dict[str, str]) -> dict[str, str]:
+        """``failed`` less what the correct reference breaks under ``plan`` too; each of those
+        is said once and remembered as a suspected harness problem."""
+        s = self.state
+        key = _key(plan)
+        broken = s.screened.get(key)
+        if broken is None:
+            broken = self.run_plan(plan, self.start_reference())
+            s.screened[key] = broken
+            for requirement in sorted(set(failed) & set(broken)):
+                s.suspected.append((requirement, describe_plan(plan)))
+                self.say(
+                    f"the reference fails this plan too ({requirement}): a suspected harness "
+                    f"problem, skipped: {describe_plan(plan)}"
+                )
+        return {r: m for r, m in failed.items() if r not in broken}
+
+    def condition(self, plan: Plan, finishing: bool = False) -> bool:
+        """Whether ``plan`` breaks the requirement held on to (the first it breaks, if none
+        yet). ``finishing``: a try after the search (each element alone), which the time
+        budget does not cut short, as it does not cut short the rerun."""
         s = self.state
         key = _key(plan)
         failed = s.memo.get(key)
         if failed is None:
-            if time.monotonic() >= self.deadline:
+            if time.monotonic() >= self.deadline and not finishing:
                 s.out_of_time = True
                 return False
             s.tried += 1
             failed = self.run_plan(plan)
             s.memo[key] = failed
             self.progress()
+        if self.opts.requirement is not None:
+            failed = {r: m for r, m in failed.items() if r == self.opts.requirement}
         if not failed:
             return False
+        if self.screening and (s.requirement is None or s.requirement in failed):
+            if time.monotonic() >= self.deadline and not finishing:
+                s.out_of_time = True
+                return False
+            failed = self.screen(plan, failed)
+            if not failed:
+                return False
         if s.requirement is None:
             s.requirement = self.intended if self.intended in failed else sorted(failed)[0]
             self.say(
@@ -333,6 +483,8 @@ class _Explorer:
         if s.requirement not in failed:
             return False
         s.best = plan  # hypothesis only accepts a shrink that still fails: the latest is best
+        if plan not in s.failing:
+            s.failing.append(plan)
         s.best_message = failed[s.requirement]
         return True
 
@@ -397,6 +549,10 @@ class _KnownFailures:
 
 def _database_key(opts: Options, scenario: _Scenario) -> bytes:
     what = [scenario.id, scenario.file, opts.target or "", opts.bug or ""]
+    if opts.strict:
+        what.append("strict")
+    if opts.requirement:
+        what.append(opts.requirement)
     return hashlib.sha256("\0".join(what).encode()).digest()
 
 
@@ -408,6 +564,8 @@ def _rerun_command(opts: Options, path: Path) -> str:
         parts += ["--bug", opts.bug]
     if opts.time_scale != DEFAULT_TIME_SCALE:
         parts += ["--time-scale", f"{opts.time_scale:g}"]
+    if opts.strict:
+        parts.append("--strict")
     return " ".join(parts)
 
 
@@ -421,6 +579,19 @@ def _check_options(opts: Options) -> None:
 
 
 def _check_target(opts: Options, kind: str) -> None:
+    if opts.requirement is not None:
+        from harness.requirements import REGISTRY
+
+        suite(kind)  # registers the suite's requirements
+        known = REGISTRY.get(opts.requirement)
+        if known is None or not opts.requirement.startswith(_PREFIX[kind]):
+            raise ExploreError(
+                f"--requirement {opts.requirement}: no requirement of the {kind} suite has that id"
+            )
+        if known.level != Level.MUST and not opts.strict:
+            raise ExploreError(
+                f"--requirement {opts.requirement} is a {known.level}: it counts with --strict"
+            )
     if opts.target is not None:
         from harness.suites.input_files import check_target_file
 
@@ -476,14 +647,21 @@ def explore(opts: Options, err: TextIO | None = None, out: TextIO | None = None)
         except TargetError as exc:
             print(f"streamproof explore: the target failed: {exc}", file=err)
             return EXIT_TARGET
+        except (TargetConfigError, TimeoutError, OSError) as exc:
+            # Only the screening reference starts mid-search.
+            print(
+                f"streamproof explore: the reference that screens could not start: {exc}", file=err
+            )
+            return EXIT_TARGET
     except KeyboardInterrupt:
         explorer.say("interrupted; closing the target and the fakes")
         return interrupts.exit_status or 130
     finally:
         interrupts.hold()
-        if explorer.env is not None:
-            with contextlib.suppress(Exception):
-                loop.run(explorer.env.close(), timeout=30)
+        for env in (explorer.env, explorer.reference):
+            if env is not None:
+                with contextlib.suppress(Exception):
+                    loop.run(env.close(), timeout=30)
         loop.close()
         interrupts.restore()
 
@@ -499,40 +677,74 @@ def _search(explorer: _Explorer, opts: Options, scenario: _Scenario, out: TextIO
         report_multiple_bugs=False,
         print_blob=False,
     )
+    places = ", ".join(scenario.space.places)
+    what = "MUST and SHOULD" if opts.strict else "MUST"
+    screening = " (found plans screened on the reference)" if explorer.screening else ""
     explorer.say(
-        f"searching fault plans on {', '.join(scenario.space.links)} for {scenario.id} "
+        f"searching fault plans on {places} for {what} failures{screening} of {scenario.id} "
         f"(horizon {scenario.horizon:g}s; at most {opts.max_examples} examples, "
         f"{_fmt_s(opts.time_budget)})"
     )
     state = explorer.state
     known = _KnownFailures(db_dir, _database_key(opts, scenario))
     found = _find(explorer, scenario.space, config, opts.seed, known.load())
+    if found is not None:
+        # Hypothesis's shrinker may keep an element that plays no part: each alone is tried.
+        for alone in single_elements(found):
+            if explorer.condition(alone, finishing=True):
+                explorer.say(f"one element alone breaks it too: {describe_plan(alone)}")
+                found = alone
+                break
     wall = time.monotonic() - state.started
     explorer.progress(force=True)
+    if state.suspected:
+        shown = "; ".join(f"{r} under {p}" for r, p in state.suspected[:5])
+        print(
+            f"suspected harness problems: the reference broke {len(state.suspected)} "
+            f"requirement(s) under plans this search found too, skipped: {shown}",
+            file=out,
+        )
     if found is None or state.requirement is None:
         why = "the time budget ran out" if state.out_of_time else "the examples ran out"
+        level = "MUST or SHOULD" if opts.strict else "MUST"
         print(
             f"nothing broke: {state.tried} fault plan(s) tried on {scenario.id} in "
-            f"{wall:.0f}s broke no MUST ({why})",
+            f"{wall:.0f}s broke no {level} ({why})",
             file=out,
         )
         return EXIT_NOTHING
     requirement = state.requirement
-    explorer.say(
-        f"rerunning the shrunk plan once, on a freshly started target: {describe_plan(found)}"
-    )
-    try:
-        explorer.restart()
-    except (TargetError, TargetConfigError, TimeoutError, OSError) as exc:
-        print(f"streamproof explore: the target could not restart: {exc}", file=out)
-        return EXIT_TARGET
-    again = explorer.run_plan(found)
-    if requirement not in again:
+    # The shrunk plan first; if a timing wobble let a plan that does not break the requirement
+    # through the shrinking, the plans that broke it before (the latest first) get their turn.
+    candidates = [found, *(p for p in reversed(state.failing) if p != found)][:RERUN_TRIES]
+    again: dict[str, str] = {}
+    for tried, candidate in enumerate(candidates):
+        what = "the shrunk plan" if tried == 0 else "an earlier plan that broke it"
+        if tried:  # an earlier plan was not shrunk: one of its elements alone may do
+            for alone in single_elements(candidate):
+                if explorer.condition(alone, finishing=True):
+                    explorer.say(f"one element alone breaks it too: {describe_plan(alone)}")
+                    candidate = alone
+                    break
+        explorer.say(
+            f"rerunning {what} once, on a freshly started target: {describe_plan(candidate)}"
+        )
+        try:
+            explorer.restart()
+        except (TargetError, TargetConfigError, TimeoutError, OSError) as exc:
+            print(f"streamproof explore: the target could not restart: {exc}", file=out)
+            return EXIT_TARGET
+        again = explorer.run_plan(candidate)
+        if requirement in again:
+            found = candidate
+            break
         print(
-            f"not reproducible: {describe_plan(found)} broke {requirement} once, but not when "
-            f"rerun ({', '.join(sorted(again)) or 'nothing'} broke); nothing written",
+            f"not reproducible: {describe_plan(candidate)} broke {requirement} once, but not "
+            f"when rerun ({', '.join(sorted(again)) or 'nothing'} broke)",
             file=out,
         )
+    else:
+        print("nothing written", file=out)
         return EXIT_NOTHING
     folder = opts.out / "explore"
     folder.mkdir(parents=True, exist_ok=True)
@@ -554,6 +766,7 @@ def _search(explorer: _Explorer, opts: Options, scenario: _Scenario, out: TextIO
             rerun=rerun,
             message=again[requirement],
         ),
+        scenario.turns,
     )
     path.write_text(text, encoding="utf-8")
     known.add(found)

@@ -20,8 +20,16 @@ actions that shape the stream without breaking it are drawn (:data:`BROWSER_ACTI
 there is judged as the gateway's stream, so it would "break" every gateway, the reference too.
 The browser going away is the scenario's ``request.disconnect_after_frames``, not a link fault.
 
-Left out on purpose: the scenario's own model-chunk boundaries and delays (the fake's script
-is kept as written; the ``split``, ``drip`` and ``delay`` actions shape the wire instead), and
+Besides link faults a gateway scenario offers two kinds of plan element that are not link
+faults, each one element that shrinks on its own: the browser leaving after frame N
+(:data:`LEAVE`, the scenario's ``request.disconnect_after_frames``; offered when the scenario
+has no drop of its own) and a change to one of the fake model's scripted turns
+(:data:`TURNS`): an error event after chunk K (the fake's ``{"error": ...}`` chunk, the rest
+of the turn dropped), a finish reason that makes the turn an error event (``MAX_TOKENS``,
+``SAFETY``), a text chunk split in two, or a delay before chunk K (up to :attr:`Space.quiet`:
+past the gateway's run bound, a model that goes quiet and never closes). A client scenario whose
+task is a timeline of steps offers one such element too (:data:`TASK`): the agent is slower,
+its steps from step K (2 or later) on coming D seconds later. Left out on purpose:
 ``after_bytes`` (``after_event`` says the same thing in a unit a scenario author reads).
 """
 
@@ -39,13 +47,23 @@ from harness.faults.plan import Fault
 __all__ = [
     "ACTION_ORDER",
     "BROWSER_ACTIONS",
+    "ELEMENT_KEYS",
+    "LEAVE",
     "MAX_FAULTS",
+    "TASK",
     "TRIGGER_ORDER",
+    "TURNS",
+    "TURN_CHANGES",
     "Space",
     "a2a_matches",
+    "describe_element",
+    "describe_plan",
+    "fault_count",
     "fault_data",
     "plan_data",
     "plans",
+    "single_elements",
+    "turn_change_data",
 ]
 
 MAX_FAULTS: Final = 3
@@ -101,6 +119,20 @@ _STATUS_CODES: Final = (502, 503, 504, 500, 404, 401)
 _CORRUPTIONS: Final = ("truncate_json", "drop_blank_line", "bom", "cr_only")
 _OCCURRENCES: Final[tuple[int | None, ...]] = (1, None, 2)
 
+LEAVE: Final = "leave"
+"""The plan key of the browser leaving: ``[{"after_frames": N}]`` (at most one)."""
+TURNS: Final = "model_turns"
+"""The plan key of changes to the fake model's turns: ``[{"turn": I, <change>}]`` (at most one
+per turn; turns count from 1, as a reader does)."""
+TASK: Final = "task_steps"
+"""The plan key of a slower agent (client scenarios): ``[{"from_step": K, "later": D}]`` (at
+most one; steps count from 1)."""
+ELEMENT_KEYS: Final = (LEAVE, TURNS, TASK)
+"""Plan keys that are not links, in the order a search prefers them."""
+TURN_CHANGES: Final = ("error_after", "finish", "split", "delay")
+"""Simplest first: an error event, a finish reason that is an error, a split, a delay."""
+_ERROR_FINISHES: Final = ("MAX_TOKENS", "SAFETY")
+
 
 @dataclass(frozen=True)
 class Space:
@@ -119,6 +151,32 @@ class Space:
     """About how many events a response carries: ``after_event`` counts up to it."""
     only: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Per link, the only actions (names of :data:`ACTION_ORDER`) it may get, if restricted."""
+    frames: int | None = None
+    """The browser may leave after 1 to this many frames (:data:`LEAVE`; after the first, so
+    the run has begun when it leaves); ``None``: not offered (the scenario has its own drop,
+    or no streaming request)."""
+    quiet: float | None = None
+    """The longest delay before a model chunk (scenario seconds; default: the horizon). A
+    gateway scenario sets it past the gateway's run bound, so a model that goes quiet for
+    longer than the bound is in the space."""
+    turns: tuple[tuple[int, ...], ...] = ()
+    """The fake model's turns that may be changed (:data:`TURNS`): per turn, the length of each
+    chunk's text (0 for a function call); an empty tuple for a turn that is not a stream (an
+    ``http_error``), which is left alone."""
+
+    steps: int = 0
+    """How many steps the task's timeline has (:data:`TASK`: from the second on they may come
+    later; the first, ``submitted``, stays at 0 s); below 2: not offered."""
+
+    @property
+    def places(self) -> tuple[str, ...]:
+        """Where a plan element may go: the links, then the elements offered."""
+        extra: tuple[str, ...] = (LEAVE,) if self.frames is not None else ()
+        if any(self.turns):
+            extra += (TURNS,)
+        if self.steps >= 2:
+            extra += (TASK,)
+        return (*self.links, *extra)
 
     @property
     def trigger_horizon(self) -> float:
@@ -131,6 +189,8 @@ class Space:
             raise ValueError(f"the horizon must be positive, not {self.horizon!r}")
         if self.events < 0:
             raise ValueError(f"events cannot be negative, not {self.events!r}")
+        if self.frames is not None and self.frames < 1:
+            raise ValueError(f"frames must be 1 or more, not {self.frames!r}")
         for link, actions in self.only.items():
             unknown = [a for a in actions if a not in ACTION_ORDER]
             if link not in self.links or not actions or unknown:
@@ -211,19 +271,57 @@ def fault_data(draw: st.DrawFn, space: Space, link: str) -> dict[str, Any]:
 
 
 @st.composite
+def turn_change_data(draw: st.DrawFn, space: Space) -> dict[str, Any]:
+    """One change to one of the fake model's turns (``turn`` counts from 1)."""
+    streams = [i for i, chunks in enumerate(space.turns) if chunks]
+    index = draw(st.sampled_from(streams))
+    chunks = space.turns[index]
+    splittable = [k for k, length in enumerate(chunks) if length >= 2]
+    changes = [c for c in TURN_CHANGES if c != "split" or splittable]
+    change = draw(st.sampled_from(changes))
+    out: dict[str, Any] = {"turn": index + 1}
+    if change == "error_after":
+        out["error_after"] = draw(st.integers(0, len(chunks) - 1))
+    elif change == "finish":
+        out["finish"] = draw(st.sampled_from(_ERROR_FINISHES))
+    elif change == "split":
+        out["split"] = draw(st.sampled_from(splittable)) + 1
+    else:
+        chunk = draw(st.integers(0, len(chunks) - 1)) + 1
+        longest = space.quiet if space.quiet is not None else space.horizon
+        seconds = draw(_seconds(longest, at_least=0.5))
+        out["delay"] = {"chunk": chunk, "for": _duration(seconds)}
+    return out
+
+
+@st.composite
 def _placed_fault(draw: st.DrawFn, space: Space) -> tuple[str, dict[str, Any]]:
-    link = draw(st.sampled_from(space.links))
-    return link, draw(fault_data(space, link))
+    place = draw(st.sampled_from(space.places))
+    if place == LEAVE:
+        assert space.frames is not None
+        return place, {"after_frames": draw(st.integers(1, max(space.frames, 1)))}
+    if place == TURNS:
+        return place, draw(turn_change_data(space))
+    if place == TASK:
+        step = draw(st.integers(2, space.steps))  # the first step (submitted) stays at 0s
+        later = draw(_seconds(space.horizon, at_least=0.5))
+        return place, {"from_step": step, "later": _duration(later)}
+    return place, draw(fault_data(space, place))
 
 
 @st.composite
 def plan_data(draw: st.DrawFn, space: Space) -> dict[str, list[dict[str, Any]]]:
-    """A plan for every link of ``space`` (YAML-shaped: link -> list of faults), 0 to
-    :data:`MAX_FAULTS` faults in all."""
+    """A plan for every place of ``space`` (YAML-shaped: link or element key -> list of
+    elements), 0 to :data:`MAX_FAULTS` elements in all. The browser leaves at most once and a
+    turn is changed at most once: a later element that would say otherwise is dropped."""
     placed = draw(st.lists(_placed_fault(space), max_size=MAX_FAULTS))
-    out: dict[str, list[dict[str, Any]]] = {link: [] for link in space.links}
-    for link, fault in placed:
-        out[link].append(fault)
+    out: dict[str, list[dict[str, Any]]] = {place: [] for place in space.places}
+    for place, element in placed:
+        if place in (LEAVE, TASK) and out[place]:
+            continue
+        if place == TURNS and any(c["turn"] == element["turn"] for c in out[TURNS]):
+            continue
+        out[place].append(element)
     return out
 
 
@@ -232,7 +330,9 @@ def plans(space: Space) -> st.SearchStrategy[dict[str, list[dict[str, Any]]]]:
     the model refuses is a bug of this module, not a plan to try)."""
 
     def checked(plan: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
-        for faults in plan.values():
+        for place, faults in plan.items():
+            if place in ELEMENT_KEYS:
+                continue
             for fault in faults:
                 Fault.model_validate(fault)
         return plan
@@ -240,14 +340,51 @@ def plans(space: Space) -> st.SearchStrategy[dict[str, list[dict[str, Any]]]]:
     return plan_data(space).map(checked)
 
 
+def single_elements(
+    plan: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> list[dict[str, list[dict[str, Any]]]]:
+    """Each element of ``plan`` alone (every other place left empty), in the plan's order;
+    ``[]`` when ``plan`` has one element or none. Hypothesis's shrinker does not always drop
+    an element that plays no part; the search tries these after it."""
+    if fault_count(plan) < 2:
+        return []
+    out: list[dict[str, list[dict[str, Any]]]] = []
+    for place, elements in plan.items():
+        for element in elements:
+            alone: dict[str, list[dict[str, Any]]] = {p: [] for p in plan}
+            alone[place] = [dict(element)]
+            out.append(alone)
+    return out
+
+
 def fault_count(plan: Mapping[str, Sequence[Any]]) -> int:
     return sum(len(faults) for faults in plan.values())
+
+
+def describe_element(place: str, element: Mapping[str, Any]) -> str:
+    """A plan element that is not a link fault, as a reader says it."""
+    if place == LEAVE:
+        return f"browser: leaves after frame {element['after_frames']}"
+    if place == TASK:
+        return f"task: steps from {element['from_step']} on come {element['later']} later"
+    turn = f"model turn {element['turn']}"
+    if "error_after" in element:
+        return f"{turn}: error event after chunk {element['error_after']}"
+    if "finish" in element:
+        return f"{turn}: finish reason {element['finish']}"
+    if "split" in element:
+        return f"{turn}: chunk {element['split']} split in two"
+    delay = element["delay"]
+    return f"{turn}: {delay['for']} delay before chunk {delay['chunk']}"
 
 
 def describe_plan(plan: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
     """A one-line account of a plan: ``a2a: after: 4s -> stall`` (``no fault`` when empty)."""
     parts: list[str] = []
     for link, faults in plan.items():
+        if link in ELEMENT_KEYS:
+            parts.extend(describe_element(link, element) for element in faults)
+            continue
         for fault in faults:
             model = Fault.model_validate(fault)
             match = [

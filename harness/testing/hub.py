@@ -4,7 +4,7 @@ first use), their resets, and the errors the fixtures raise for bad input."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -33,11 +33,15 @@ class ScriptError(ValueError):
     """A script, turn or fault given to a fixture is invalid; the message says which call."""
 
 
-def validated[M: BaseModel](model: type[M], data: Any, where: str) -> M:
+def validated[M: BaseModel](
+    model: type[M], data: Any, where: str, context: Mapping[str, Any] | None = None
+) -> M:
+    """``data`` as ``model`` (``context``: pydantic's validation context, e.g. the one that
+    lets a model turn read its ``fixture:``); a :class:`ScriptError` naming ``where`` if not."""
     if isinstance(data, model):
         return data
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context=dict(context) if context else None)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from harness.fakes.records import ModelCall
 from harness.protocol.gemini import CallChunk, ErrorChunk, ModelTurn, TextChunk
+from harness.suites.fixture_files import fixture_context
 from harness.testing.hub import OP_S, Fakes, validated
 
 __all__ = ["FakeModelServer", "function_call", "stream_error", "text"]
@@ -46,6 +49,13 @@ FinishReason = Literal["STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "OTHER"]
 # --- fake_model ---------------------------------------------------------------------------------
 
 
+def _fixtures_from(base: str | os.PathLike[str] | None) -> Mapping[str, Any]:
+    """The validation context that resolves ``fixture:`` paths from ``base`` upward."""
+    folder = Path.cwd() if base is None else Path(base)
+    # The resolver starts at a scenario file's folder: a folder is given as a name inside it.
+    return fixture_context(folder / "_" if base is None or folder.is_dir() else folder)
+
+
 class FakeModelServer:
     """The fake Gemini endpoint (``fake_model``): script turns, read the calls it received.
 
@@ -68,17 +78,26 @@ class FakeModelServer:
         """Forget the script and the calls."""
         self._fakes.call(lambda: self._fake.load(()))
 
-    def script(self, *turns: ModelTurn | Mapping[str, Any]) -> None:
+    def script(
+        self, *turns: ModelTurn | Mapping[str, Any], base: str | os.PathLike[str] | None = None
+    ) -> None:
         """Replace the script with ``turns`` (models or their YAML-shaped dicts), forgetting
-        the calls."""
+        the calls. A turn's ``fixture:`` is found as a scenario's is: from ``base`` (a folder,
+        or a file whose folder counts; default: the current directory) upward, then among the
+        canned streams streamproof ships (``fixtures/gemini/...``)."""
+        context = _fixtures_from(base)
         checked = [
-            validated(ModelTurn, t, f"fake_model.script(turn {i})") for i, t in enumerate(turns)
+            validated(ModelTurn, t, f"fake_model.script(turn {i})", context)
+            for i, t in enumerate(turns)
         ]
         self._fakes.call(lambda: self._fake.load(checked))
 
-    def add(self, turn: ModelTurn | Mapping[str, Any]) -> ModelTurn:
-        """Append one turn to the script; the calls so far are kept."""
-        checked = validated(ModelTurn, turn, "fake_model.add()")
+    def add(
+        self, turn: ModelTurn | Mapping[str, Any], base: str | os.PathLike[str] | None = None
+    ) -> ModelTurn:
+        """Append one turn to the script; the calls so far are kept. ``base``: as for
+        :meth:`script`."""
+        checked = validated(ModelTurn, turn, "fake_model.add()", _fixtures_from(base))
         self._fakes.call(lambda: self._fake.extend([checked]))
         return checked
 

@@ -300,6 +300,35 @@ def test_a_task_timeline_plays_on_the_chosen_wire(fakes: Fakes) -> None:
     assert agent.ledger.rpc_methods == ["SendMessage"]
 
 
+def test_a_scripted_fixture_is_found_as_a_scenario_finds_it(
+    fakes: Fakes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fakes.reset_model()
+    model = FakeModelServer(fakes)
+    # A shipped canned stream, from a folder that holds no fixtures/ of its own.
+    monkeypatch.chdir(tmp_path)
+    model.script({"fixture": "fixtures/gemini/mid_stream_error.sse", "chunk_delay": "0s"})
+    lines, _ = _stream(model.base_url)
+    assert b"The answer you are looking for is " in lines[0]
+    assert b'"error"' in lines[-1] and len(lines) == 2
+
+    # A project's own fixture, from a folder above base (a test file's path), as a scenario
+    # file's folder and its ancestors are searched.
+    own = tmp_path / "fixtures" / "gemini" / "ours.sse"
+    own.parent.mkdir(parents=True)
+    sse = (ROOT / "fixtures" / "gemini" / "mid_stream_error.sse").read_text(encoding="utf-8")
+    own.write_text(sse.replace("The answer you are looking for is ", "Ours: "), encoding="utf-8")
+    deeper = tmp_path / "tests" / "unit"
+    deeper.mkdir(parents=True)
+    model.script({"fixture": "fixtures/gemini/ours.sse"}, base=deeper / "test_x.py")
+    lines, _ = _stream(model.base_url)
+    assert b"Ours: " in lines[0]
+
+    # A fixture that is nowhere is a clear error naming the call and the path.
+    with pytest.raises(ScriptError, match=r"fake_model.script\(turn 0\).*nope.sse.*not found"):
+        model.script({"fixture": "fixtures/gemini/nope.sse"}, base=deeper)
+
+
 def test_bad_input_is_a_clear_error_naming_the_call(fakes: Fakes) -> None:
     fakes.reset_model()
     model = FakeModelServer(fakes)

@@ -76,3 +76,73 @@ def test_the_reproducer_loads_with_its_plan_and_says_how_it_was_found() -> None:
     [fault] = scenario.links.a2a
     assert fault.action == "stall" and str(fault.trigger) == "after_event: 2"
     assert fault.when.rpc == "message/stream"
+
+
+def test_elements_are_written_as_plain_scenario_yaml() -> None:
+    from harness.explore.search import load_scenario
+    from harness.protocol.gemini import ErrorChunk
+
+    worked = ROOT / "scenarios" / "gateway" / "worked_example.yaml"
+    scenario, _ = load_scenario(str(worked))  # both turns replay fixtures
+    plan: dict[str, list[dict[str, object]]] = {
+        "browser": [],
+        "model": [],
+        "leave": [{"after_frames": 3}],
+        "model_turns": [{"turn": 2, "error_after": 1}],
+    }
+    found = Provenance(
+        scenario_file=str(worked),
+        scenario_id=scenario.id,
+        requirement="GW-NO-HALF-RECORD",
+        target="bundled gateway reference",
+        bug="persist-draft-on-error",
+        seed=1,
+        examples=3,
+        wall_s=9.0,
+        fault="browser: leaves after frame 3; model turn 2: error event after chunk 1",
+        rerun="streamproof run x.yaml --bug persist-draft-on-error",
+        message="half answer stored",
+    )
+    text = reproducer_text(scenario.data, plan, found, scenario.turns)
+    assert "# Model turn 2 is written out as its chunks below, changed so." in text
+    assert "fixture:" in text  # turn 1 is left as it was: its canned stream
+    [loaded] = parse_scenarios(text, "reproducer.yaml")
+    written = loaded.scenario
+    assert written.request.disconnect_after_frames == 3
+    assert written.request.text == "Where is order 1042?"
+    first, second = written.model
+    assert first.replay is not None and second.replay is None
+    assert [type(c).__name__ for c in second.chunks] == ["TextChunk", "ErrorChunk"]
+    assert isinstance(second.chunks[-1], ErrorChunk) and second.is_error
+    assert second.chunks[0].delay == 0.02  # the fixture's recorded wait, kept
+
+
+def test_a_split_and_a_delay_keep_the_turn_s_text() -> None:
+    from harness.explore.reproducer import changed_turn
+
+    turn = {"chunks": [{"text": "Hello "}, {"text": "world."}], "finish_reason": "STOP"}
+    split = changed_turn(turn, {"turn": 1, "split": 2})
+    assert [c["text"] for c in split["chunks"]] == ["Hello ", "wor", "ld."]
+    assert split["chunks"][2]["delay"] == "0s" and split["finish_reason"] == "STOP"
+    delayed = changed_turn(turn, {"turn": 1, "delay": {"chunk": 1, "for": "4s"}})
+    assert delayed["chunks"][0] == {"text": "Hello ", "delay": "4s"}
+    finish = changed_turn(turn, {"turn": 1, "finish": "MAX_TOKENS"})
+    assert finish["finish_reason"] == "MAX_TOKENS" and finish["chunks"] == turn["chunks"]
+    assert turn["chunks"][0] == {"text": "Hello "}  # not changed in place
+
+
+def test_a_slower_task_moves_its_later_steps() -> None:
+    from harness.explore.reproducer import later_steps
+
+    happy = ROOT / "scenarios" / "a2a_client" / "happy_path_1_0_wire.yaml"
+    data = yaml.safe_load(happy.read_text(encoding="utf-8"))
+    plan: dict[str, list[dict[str, object]]] = {
+        "a2a": [],
+        "task_steps": [{"from_step": 3, "later": "30s"}],
+    }
+    moved = with_plan(data, plan)
+    assert [step["at"] for step in moved["task"]] == ["0s", "1s", "32s", "33s", "34s"]
+    assert [step["at"] for step in data["task"]] == ["0s", "1s", "2s", "3s", "4s"]  # as it was
+    [loaded] = parse_scenarios(yaml.safe_dump(moved, sort_keys=False), "slower.yaml")
+    assert [float(step.at) for step in loaded.scenario.task or ()] == [0, 1, 32, 33, 34]
+    assert later_steps([{"at": "1s"}], {"from_step": 2, "later": "5s"}) == [{"at": "1s"}]

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -23,6 +24,7 @@ from harness.explore.search import (
 )
 from harness.mutants import failed_requirements
 from harness.suites.loading import load_scenarios
+from harness.tests.conftest import require_module
 
 ROOT = Path(__file__).resolve().parents[3]
 CLI = (sys.executable, "-m", "harness.cli")
@@ -35,22 +37,31 @@ def _explore(opts: Options) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def test_finds_no_watchdog_and_writes_a_single_fault_reproducer(tmp_path: Path) -> None:
+FAST_BUDGET_S = 55.0
+"""The fast subset's search budget per mutant: under a minute each."""
+
+
+def test_finds_resend_on_drop_and_writes_a_single_fault_reproducer(tmp_path: Path) -> None:
+    """resend-on-drop (A2A-C-NO-RESEND) from the fault-free happy path. The search holds out
+    for the mutant's own requirement: on a loaded machine a 0.1 time scale can make any client
+    run late (A2A-C-RESULT), which screening then skips as the reference's problem too."""
     opts = Options(
         scenario=str(HAPPY),
-        bug="no-watchdog",
+        bug="resend-on-drop",
         seed=1,
         max_examples=60,
-        time_budget=150.0,
+        time_budget=FAST_BUDGET_S,
         out=tmp_path,
+        requirement="A2A-C-NO-RESEND",
     )
     code, out, err = _explore(opts)
     assert code == EXIT_FOUND, out + err
     assert "example(s) tried" in err and "left; best failure so far" in err  # progress
     [written] = sorted((tmp_path / "explore").glob("*.yaml"))
     requirement = written.stem.split("--")[-1]
+    assert requirement == "A2A-C-NO-RESEND"
     assert written.name == f"a2a_client-happy-path-1-0-wire--{requirement}.yaml"
-    assert f"rerun: streamproof run {written} --bug no-watchdog" in out
+    assert f"rerun: streamproof run {written} --bug resend-on-drop" in out
     text = written.read_text(encoding="utf-8")
     assert "# Found by `streamproof explore`" in text and "seed: 1;" in text
     [loaded] = load_scenarios(written)
@@ -61,7 +72,7 @@ def test_finds_no_watchdog_and_writes_a_single_fault_reproducer(tmp_path: Path) 
     # `streamproof run --bug` fails the same requirement.
     reports = tmp_path / "rerun"
     run = subprocess.run(
-        [*CLI, "run", str(written), "--bug", "no-watchdog", "--report-dir", str(reports), "-q"],
+        [*CLI, "run", str(written), "--bug", "resend-on-drop", "--report-dir", str(reports), "-q"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -77,8 +88,54 @@ def test_finds_no_watchdog_and_writes_a_single_fault_reproducer(tmp_path: Path) 
     assert "example 1 breaks" in err
 
 
+def test_finds_a_gateway_mutant_from_a_generated_error_event(tmp_path: Path) -> None:
+    """swallow-error-event (GW-ERROR-EVENT) from the fault-free plain answer: the plan element
+    is a change to the model's turn, written into the reproducer as plain chunks YAML."""
+    require_module("google.adk")  # the bundled gateway reference runs on it
+    opts = Options(
+        scenario=str(ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml"),
+        bug="swallow-error-event",
+        seed=1,
+        max_examples=40,
+        time_budget=FAST_BUDGET_S,
+        out=tmp_path,
+    )
+    code, out, err = _explore(opts)
+    assert code == EXIT_FOUND, out + err
+    [written] = sorted((tmp_path / "explore").glob("*.yaml"))
+    assert written.name == "gateway-plain-streamed-answer--GW-ERROR-EVENT.yaml"
+    text = written.read_text(encoding="utf-8")
+    assert "# Fault: model turn 1: " in text and "written out as its chunks" in text
+    [loaded] = load_scenarios(written)
+    scenario = loaded.scenario
+    assert scenario.links.model == () and scenario.links.browser == ()  # no link fault
+    assert scenario.request.disconnect_after_frames is None
+    [turn] = scenario.model
+    assert turn.finish_reason in ("MAX_TOKENS", "SAFETY") or turn.is_error  # the one change
+
+    reports = tmp_path / "rerun"
+    run = subprocess.run(
+        [*CLI, "run", str(written), "--bug", "swallow-error-event", "--report-dir", str(reports)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    report = json.loads((reports / "results.json").read_text(encoding="utf-8"))
+    assert "GW-ERROR-EVENT" in failed_requirements(report)
+
+
 def test_the_reference_breaks_nothing_within_a_small_budget(tmp_path: Path) -> None:
-    opts = Options(scenario=str(HAPPY), seed=3, max_examples=4, time_budget=90.0, out=tmp_path)
+    # One requirement that no timing wobble can fail: the reference never starts a second task.
+    opts = Options(
+        scenario=str(HAPPY),
+        seed=3,
+        max_examples=4,
+        time_budget=90.0,
+        out=tmp_path,
+        requirement="A2A-C-NO-RESEND",
+    )
     code, out, _err = _explore(opts)
     assert code == EXIT_NOTHING
     assert out.startswith("nothing broke:")
@@ -191,3 +248,228 @@ def test_a_scenario_that_replays_a_fixture_keeps_it_from_anywhere(tmp_path: Path
     moved.write_text(yaml.safe_dump(scenario.data, sort_keys=False), encoding="utf-8")
     (loaded,) = load_scenarios(moved)
     assert loaded.scenario.id == "a2a_client/summary-survives-proxy-timeout"
+
+
+# --- strictness, --requirement, screening, a target that does not start -----------------------
+
+PLAIN = ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml"
+
+
+def _verdict(requirement: str, level: str, outcome: str) -> Any:
+    from harness.verdicts import Level, Outcome, Verdict
+
+    return Verdict(
+        requirement=requirement,
+        level=Level(level),
+        outcome=Outcome(outcome),
+        message=f"{requirement}: broken",
+    )
+
+
+def test_strict_counts_the_shoulds_not_met_as_run_strict_does() -> None:
+    from harness.explore.search import must_failures
+
+    verdicts = [
+        _verdict("GW-ERROR-FRAME", "MUST", "fail"),
+        _verdict("GW-DISPOSE-IDLE", "SHOULD", "non-strict"),
+        _verdict("GW-RUN-BOUND-ERROR", "SHOULD", "pass"),
+    ]
+    assert must_failures(verdicts) == {"GW-ERROR-FRAME": "broken"}
+    assert must_failures(verdicts, strict=True) == {
+        "GW-ERROR-FRAME": "broken",
+        "GW-DISPOSE-IDLE": "broken",
+    }
+
+
+class _FakeRuns:
+    """Stands in for the target and the reference: which requirements a plan breaks on each
+    (the search's own logic around them is what is tested)."""
+
+    REFERENCE = object()
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, str]] = []
+
+    def __call__(self, plan: dict[str, Any], env: Any = None) -> dict[str, str]:
+        from harness.explore.space import LEAVE, describe_plan
+
+        on = "reference" if env is self.REFERENCE else "target"
+        self.runs.append((on, describe_plan(plan)))
+        broken: dict[str, str] = {}
+        if plan.get(LEAVE):  # a harness problem: every gateway "breaks" it
+            broken["GW-PERSIST-AGGREGATES"] = "stored a partial"
+        if on == "target" and any(f["do"] == "rst" for f in plan.get("model", ())):
+            broken["GW-NO-HALF-RECORD"] = "half answer stored"
+        return broken
+
+
+def _fake_explorer(
+    opts: Options, monkeypatch: pytest.MonkeyPatch, err: io.StringIO
+) -> tuple[Any, Any, _FakeRuns]:
+    from harness.explore import search
+    from harness.loop import BackgroundLoop
+
+    scenario, _ = search.load_scenario(opts.scenario)
+    loop = BackgroundLoop()
+    explorer = search._Explorer(opts, scenario, err, loop)
+    runs = _FakeRuns()
+    monkeypatch.setattr(explorer, "run_plan", runs)
+    monkeypatch.setattr(explorer, "start_reference", lambda: _FakeRuns.REFERENCE)
+    monkeypatch.setattr(explorer, "restart", lambda: None)
+    loop.close()
+    return explorer, scenario, runs
+
+
+def test_screening_skips_what_the_reference_breaks_too_and_searches_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.explore import search
+
+    opts = Options(
+        scenario=str(PLAIN),
+        bug="persist-draft-on-error",
+        seed=4,
+        max_examples=150,
+        time_budget=120.0,
+        out=tmp_path,
+    )
+    err, out = io.StringIO(), io.StringIO()
+    explorer, scenario, runs = _fake_explorer(opts, monkeypatch, err)
+    # The browser leaving is tried first (a plan known from before).
+    leave = {place: [] for place in scenario.space.places} | {"leave": [{"after_frames": 2}]}
+    db = tmp_path / "explore" / ".hypothesis"
+    search._KnownFailures(db, search._database_key(opts, scenario)).add(leave)
+
+    assert search._search(explorer, opts, scenario, out) == EXIT_FOUND
+    said = (
+        "the reference fails this plan too (GW-PERSIST-AGGREGATES): a suspected harness "
+        "problem, skipped: browser: leaves after frame 2"
+    )
+    assert said in err.getvalue()
+    assert ("reference", "browser: leaves after frame 2") in runs.runs
+    assert ("GW-PERSIST-AGGREGATES", "browser: leaves after frame 2") in explorer.state.suspected
+    report = out.getvalue()
+    assert report.startswith("suspected harness problems: the reference broke")
+    assert "GW-NO-HALF-RECORD broken by model" in report and "-> rst" in report
+    [written] = (tmp_path / "explore").glob("*.yaml")
+    assert written.name == "gateway-plain-streamed-answer--GW-NO-HALF-RECORD.yaml"
+
+
+def test_without_screening_a_plan_the_reference_breaks_too_is_the_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.explore import search
+
+    opts = Options(scenario=str(PLAIN), seed=4, max_examples=150, out=tmp_path)
+    err, out = io.StringIO(), io.StringIO()
+    explorer, scenario, runs = _fake_explorer(opts, monkeypatch, err)
+    leave = {place: [] for place in scenario.space.places} | {"leave": [{"after_frames": 2}]}
+    db = tmp_path / "explore" / ".hypothesis"
+    search._KnownFailures(db, search._database_key(opts, scenario)).add(leave)
+    assert search._search(explorer, opts, scenario, out) == EXIT_FOUND
+    assert not any(on == "reference" for on, _ in runs.runs)
+    assert "GW-PERSIST-AGGREGATES broken by browser: leaves after frame" in out.getvalue()
+
+
+def test_requirement_holds_out_for_that_requirement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.explore import search
+
+    opts = Options(
+        scenario=str(PLAIN),
+        seed=4,
+        max_examples=150,
+        out=tmp_path,
+        requirement="GW-NO-HALF-RECORD",
+    )
+    err, out = io.StringIO(), io.StringIO()
+    explorer, scenario, _runs = _fake_explorer(opts, monkeypatch, err)
+    leave = {place: [] for place in scenario.space.places} | {"leave": [{"after_frames": 2}]}
+    db = tmp_path / "explore" / ".hypothesis"
+    search._KnownFailures(db, search._database_key(opts, scenario)).add(leave)
+    assert search._search(explorer, opts, scenario, out) == EXIT_FOUND
+    assert "GW-NO-HALF-RECORD broken by model" in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--requirement", "GW-NOPE"], "--requirement GW-NOPE: no requirement of the gateway"),
+        (["--requirement", "A2A-C-CANCEL"], "no requirement of the gateway suite"),
+        (["--requirement", "GW-DISPOSE-IDLE"], "is a SHOULD: it counts with --strict"),
+    ],
+)
+def test_a_bad_requirement_exits_2_naming_it(
+    extra: list[str], message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["explore", str(PLAIN), *extra, "--out", str(tmp_path)]) == EXIT_BAD_INPUT
+    assert message in capsys.readouterr().err
+
+
+def test_a_target_that_does_not_start_exits_3(tmp_path: Path) -> None:
+    from harness.explore.search import EXIT_TARGET
+
+    reference = ROOT / "harness" / "suites" / "gateway" / "reference-gateway.yaml"
+    text = reference.read_text(encoding="utf-8")
+    command = 'command: ["{python}", "-m", "harness.suites.gateway.reference.server"]'
+    assert command in text
+    target = tmp_path / "gone.yaml"
+    target.write_text(
+        text.replace(command, 'command: ["{python}", "-c", "raise SystemExit(4)"]').replace(
+            "name: reference-gateway", "name: gone-at-once"
+        ),
+        encoding="utf-8",
+    )
+    code, out, err = _explore(
+        Options(scenario=str(PLAIN), target=str(target), time_budget=60.0, out=tmp_path)
+    )
+    assert code == EXIT_TARGET, out + err
+    assert "streamproof explore: the target could not start" in err
+    assert not list((tmp_path / "explore").glob("*.yaml"))
+
+
+@pytest.mark.parametrize(
+    ("target", "bug", "screen", "expected"),
+    [
+        ("my-gateway.yaml", None, True, None),  # --screen: the bundled reference of the kind
+        ("ref.yaml", "no-dispose", False, "ref.yaml"),  # --bug: that reference without it
+        (None, None, False, "unused"),  # neither: no screening
+    ],
+)
+def test_the_screening_reference_is_the_bundled_one_or_the_target_without_its_bug(
+    target: str | None,
+    bug: str | None,
+    screen: bool,
+    expected: str | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from harness.explore import search
+    from harness.loop import BackgroundLoop
+
+    started: list[tuple[str | None, str | None]] = []
+
+    class _Env:
+        async def start(self) -> None:
+            return None
+
+    class _Suite:
+        INTENDED: dict[str, str] = {}
+
+        def environment(self, target: str | None, *, bug: str | None, **_: Any) -> _Env:
+            started.append((target, bug))
+            return _Env()
+
+    monkeypatch.setattr(search, "suite", lambda kind: _Suite())
+    scenario, _ = search.load_scenario(str(PLAIN))
+    opts = Options(scenario=str(PLAIN), target=target, bug=bug, screen=screen)
+    loop = BackgroundLoop()
+    try:
+        explorer = search._Explorer(opts, scenario, io.StringIO(), loop)
+        assert explorer.screening is (expected != "unused")
+        if explorer.screening:
+            explorer.start_reference()
+            explorer.start_reference()  # started once
+            assert started == [(expected, None)]
+    finally:
+        loop.close()
