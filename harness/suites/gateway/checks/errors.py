@@ -15,7 +15,13 @@ from typing import Any
 
 from harness.fakes.records import is_retry
 from harness.requirements import from_violations, info, not_applicable
-from harness.suites.gateway.checks.frames import label, left_early, no_stream, sequence
+from harness.suites.gateway.checks.frames import (
+    label,
+    left_early,
+    link_faulted_calls,
+    no_stream,
+    sequence,
+)
 from harness.suites.gateway.observation import GatewayObservation, ModelCall
 from harness.verdicts import Verdict
 
@@ -107,6 +113,10 @@ def _stopped_mid_loop(obs: GatewayObservation) -> str | None:
     if not obs.model_calls or obs.response.end != "clean":
         return None
     last = obs.model_calls[-1]
+    if last.index in link_faulted_calls(obs):
+        # The model link kept that answer from the gateway (an empty 200 body, say): ADK saw
+        # no function call, its step yielded nothing and the run ended normally.
+        return None
     complete = last.completed and last.error_sent is None and last.status < 400
     if not (complete and last.function_calls_sent and last.finish_reason_sent in (None, "STOP")):
         return None

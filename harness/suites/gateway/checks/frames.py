@@ -29,6 +29,7 @@ __all__ = [
     "frame_id_fresh_verdicts",
     "frame_sequence_verdicts",
     "frame_type_verdicts",
+    "link_faulted_calls",
     "sse_response_verdicts",
     "stream_terminal_verdicts",
 ]
@@ -133,6 +134,46 @@ def terminal_error_frame(obs: GatewayObservation) -> Frame | None:
         elif frame.event != "done":
             break
     return found
+
+
+# --- the model link: what a fault kept from the gateway ---------------------------------------
+
+_LOSSY_ACTIONS = frozenset({"fin", "rst", "end_clean", "corrupt", "status"})
+"""Fault actions after which the gateway cannot have received what the fake model sent."""
+
+
+def link_faulted_calls(obs: GatewayObservation) -> frozenset[int]:
+    """Model calls whose answer a fault on the model link kept from the gateway, whole or in
+    part: a cut, a rewrite, or a stall that swallowed some of it (``stall`` swallows what
+    arrives while it holds, even when it is bounded and the exchange then goes on: the plan
+    vocabulary's "what was swallowed meanwhile is lost"). The fake model saw such a call
+    complete, but the gateway did not get what it sent, so nothing is owed for that answer
+    beyond what reached it. A stall that swallowed nothing (it held before the model's first
+    chunk, and every chunk was forwarded after it) keeps nothing back. Link requests are
+    numbered like the fake's calls, from the scenario's start, one per call."""
+    events = obs.link_events.get("model", ())
+    ends = {e.request: e.how for e in events if e.kind == "end" and e.request is not None}
+    forwarded: dict[int, int] = {}
+    for e in events:
+        if e.kind == "event" and e.request is not None:
+            forwarded[e.request] = forwarded.get(e.request, 0) + 1
+    sent = {c.index: c.chunks_sent for c in obs.model_calls}
+
+    def swallowed(request: int) -> bool:
+        if ends.get(request) != "clean":
+            return True  # a black hole, or a stall the exchange never came out of
+        return forwarded.get(request, 0) < sent.get(request, 0)
+
+    return frozenset(
+        e.request
+        for e in events
+        if e.kind == "fault"
+        and e.request is not None
+        and e.fault is not None
+        and (
+            e.fault.action in _LOSSY_ACTIONS or (e.fault.action == "stall" and swallowed(e.request))
+        )
+    )
 
 
 # --- GW-SSE-RESPONSE ---------------------------------------------------------------------------
