@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from harness.requirements import not_applicable
 from harness.suites.gateway.checks.adk_events import adk_events_verdicts
 from harness.suites.gateway.checks.auth import auth_verdicts, history_isolation_verdicts
 from harness.suites.gateway.checks.disposal import dispose_idle_verdicts, dispose_verdicts
 from harness.suites.gateway.checks.errors import error_event_verdicts, error_frame_verdicts
 from harness.suites.gateway.checks.expectations import gateway_expectation_verdicts
 from harness.suites.gateway.checks.frames import (
+    browser_link_cut,
+    browser_link_stall,
     frame_id_counter_verdicts,
     frame_id_fresh_verdicts,
     frame_sequence_verdicts,
@@ -44,7 +47,7 @@ from harness.suites.gateway.checks.tools import (
     tool_once_verdicts,
 )
 from harness.suites.gateway.observation import GatewayObservation
-from harness.verdicts import Verdict
+from harness.verdicts import Kind, Outcome, Verdict
 
 __all__ = [
     "GATEWAY_CHECKS",
@@ -116,9 +119,75 @@ GATEWAY_CHECKS: tuple[GatewayCheck, ...] = (
 then the scenario's own expectations."""
 
 
+WHOLE_STREAM_REQUIREMENTS: frozenset[str] = frozenset(
+    {
+        "GW-FRAME-ID-COUNTER",
+        "GW-STREAM-TERMINAL",
+        "GW-FRAME-SEQUENCE",
+        "GW-NO-DOUBLE-RENDER",
+        "GW-STREAMS-PROGRESSIVELY",
+        "GW-ANSWER-AS-MESSAGE",
+        "GW-TOOL-CALL-FROM-AGGREGATE",
+        "GW-ERROR-EVENT",
+        "GW-ERROR-FRAME",
+        "GW-RUN-BOUND",
+        "GW-RUN-BOUND-ERROR",
+    }
+)
+"""The rules judged from the whole frame stream (its order, its end, every frame between): a
+stall on the browser link swallows what the gateway sends while it holds, so the frames that
+arrived cannot judge them. The rules on each frame that did arrive (its type, a fresh id, no
+tool payload, the final flag, the message stored verbatim) and on the gateway's side (tools,
+history, budget) are judged as usual: a slow browser is back-pressure the gateway survives."""
+
+
+def _browser_link_verdicts(obs: GatewayObservation, verdicts: list[Verdict]) -> list[Verdict]:
+    """``verdicts`` with what a fault on the browser link leaves unjudgeable said so.
+
+    A cut there is the browser going away (the runner records it as the browser closing the
+    stream, so the rules judge it as ``request.disconnect_after_frames``); the scenario's
+    ``expect.frames`` was written for the whole stream and is not judged. A stall is a slow
+    browser: :data:`WHOLE_STREAM_REQUIREMENTS` are not judged, and neither is ``expect.frames``.
+    """
+    events = obs.link_events.get("browser", ())
+    cut, stall = browser_link_cut(events), browser_link_stall(events)
+    if cut is None and stall is None:
+        return verdicts
+    if stall is not None:
+        why = (
+            f"not judged: the browser link stalled the stream at {stall.t:.3f}s "
+            f"({stall.detail}), a slow browser: the link swallows what the gateway sends while "
+            "it holds, so the frames that arrived are not the whole stream"
+        )
+    else:
+        assert cut is not None and cut.fault is not None
+        why = (
+            f"not judged: the browser link cut the stream ({cut.fault.action}, {cut.detail}) "
+            f"after {len(obs.frames)} frame(s): the browser went away, as a closed tab does"
+        )
+    out: list[Verdict] = []
+    for verdict in verdicts:
+        if verdict.kind is Kind.EXPECTATION and verdict.requirement == "expect.frames":
+            out.append(
+                Verdict(
+                    requirement=verdict.requirement,
+                    level=verdict.level,
+                    outcome=Outcome.NOT_APPLICABLE,
+                    message=why,
+                    kind=Kind.EXPECTATION,
+                )
+            )
+        elif stall is not None and verdict.requirement in WHOLE_STREAM_REQUIREMENTS:
+            out.append(not_applicable(verdict.requirement, why))
+        else:
+            out.append(verdict)
+    return out
+
+
 def check_gateway(obs: GatewayObservation) -> list[Verdict]:
     """Every gateway verdict for ``obs``, in a fixed order, judged by the target's profile:
-    the seed's typed frames, or ADK's raw events (:mod:`.adk_events`)."""
+    the seed's typed frames, or ADK's raw events (:mod:`.adk_events`); what a fault on the
+    browser link leaves unjudgeable is said so (:func:`_browser_link_verdicts`)."""
     if obs.profile == "adk-events":
-        return adk_events_verdicts(obs)
-    return [verdict for check in GATEWAY_CHECKS for verdict in check(obs)]
+        return _browser_link_verdicts(obs, adk_events_verdicts(obs))
+    return _browser_link_verdicts(obs, [v for check in GATEWAY_CHECKS for v in check(obs)])

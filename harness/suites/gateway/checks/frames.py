@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from harness.faults.records import LinkEvent
 from harness.requirements import from_violations, not_applicable
 from harness.suites.gateway.checks.reducer import replay
 from harness.suites.gateway.observation import Frame, GatewayObservation
@@ -24,7 +25,10 @@ from harness.texts import compress, short, squash
 from harness.verdicts import Verdict
 
 __all__ = [
+    "BROWSER_CUTS",
     "FRAME_TYPES",
+    "browser_link_cut",
+    "browser_link_stall",
     "frame_id_counter_verdicts",
     "frame_id_fresh_verdicts",
     "frame_sequence_verdicts",
@@ -82,8 +86,51 @@ def has_event_stream(obs: GatewayObservation) -> bool:
     return not _stream_problems(obs)
 
 
+BROWSER_CUTS = frozenset({"rst", "fin", "end_clean", "refuse"})
+"""Fault actions that end the chat stream on the browser link: the browser went away (a
+closed tab), as ``request.disconnect_after_frames`` does."""
+
+
+def _chat_fault(events: Sequence[LinkEvent], actions: frozenset[str]) -> LinkEvent | None:
+    chat = next((e.request for e in events if e.kind == "request"), None)
+    if chat is None:
+        return None
+    return next(
+        (
+            e
+            for e in events
+            if e.kind == "fault"
+            and e.request == chat
+            and e.fault is not None
+            and e.fault.action in actions
+        ),
+        None,
+    )
+
+
+def browser_link_cut(events: Sequence[LinkEvent]) -> LinkEvent | None:
+    """The fault record of a cut (:data:`BROWSER_CUTS`) on the browser link's chat request
+    (its first request; the history read comes after it), if one fired. The browser link is
+    the harness's own connection to the gateway: a cut there is the browser leaving."""
+    return _chat_fault(events, BROWSER_CUTS)
+
+
+def browser_link_stall(events: Sequence[LinkEvent]) -> LinkEvent | None:
+    """The fault record of a stall on the browser link's chat request, if one fired: a slow
+    browser. The link swallows what the gateway sends while it holds, so the frames that
+    arrived are not the whole stream the gateway sent."""
+    return _chat_fault(events, frozenset({"stall"}))
+
+
 def left_early(obs: GatewayObservation, requirement_id: str) -> Verdict:
     """The browser went away on purpose, so how the stream would have ended is unknown."""
+    cut = browser_link_cut(obs.link_events.get("browser", ()))
+    if cut is not None and cut.fault is not None:
+        return not_applicable(
+            requirement_id,
+            f"not judged: the browser link cut the stream ({cut.fault.action}, {cut.detail}) "
+            f"after {len(obs.frames)} frame(s): the browser went away, as a closed tab does",
+        )
     return not_applicable(
         requirement_id,
         f"not judged: the browser went away after {len(obs.frames)} frame(s), by design of "
@@ -183,6 +230,14 @@ def sse_response_verdicts(obs: GatewayObservation) -> list[Verdict]:
     """The seed's endpoint is ``produces = MediaType.TEXT_EVENT_STREAM_VALUE``: a 200
     ``text/event-stream`` response (parameters such as ``charset`` allowed)."""
     response = obs.response
+    if response.end == "client-closed" and response.status is None:
+        return [
+            not_applicable(
+                "GW-SSE-RESPONSE",
+                "not judged: the browser went away before the response began "
+                f"({response.error or 'no status line'})",
+            )
+        ]
     observed = f"status {response.status}, Content-Type {response.content_type}, end {response.end}"
     return [
         from_violations(

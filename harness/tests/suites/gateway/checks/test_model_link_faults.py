@@ -56,7 +56,7 @@ from harness.verdicts import Kind, Outcome
 
 
 def _record(request: int, kind: str, t: float, **extra: Any) -> LinkEvent:
-    return LinkEvent(t=t, link="model", connection=0, request=request, kind=kind, **extra)  # type: ignore[arg-type]
+    return LinkEvent(t=t, link="model", connection=0, request=request, kind=kind, **extra)
 
 
 def _fault(request: int, action: str, t: float) -> LinkEvent:
