@@ -18,6 +18,7 @@ from harness.suites.gateway.checks.errors import error_event_verdicts, error_fra
 from harness.suites.gateway.checks.expectations import gateway_expectation_verdicts
 from harness.suites.gateway.checks.frames import (
     browser_link_cut,
+    browser_link_history_fault,
     browser_link_stall,
     frame_id_counter_verdicts,
     frame_id_fresh_verdicts,
@@ -141,6 +142,16 @@ tool payload, the final flag, the message stored verbatim) and on the gateway's 
 history, budget) are judged as usual: a slow browser is back-pressure the gateway survives."""
 
 
+def _unjudged_expectation(verdict: Verdict, why: str) -> Verdict:
+    return Verdict(
+        requirement=verdict.requirement,
+        level=verdict.level,
+        outcome=Outcome.NOT_APPLICABLE,
+        message=why,
+        kind=Kind.EXPECTATION,
+    )
+
+
 def _browser_link_verdicts(obs: GatewayObservation, verdicts: list[Verdict]) -> list[Verdict]:
     """``verdicts`` with what a fault on the browser link leaves unjudgeable said so.
 
@@ -148,9 +159,21 @@ def _browser_link_verdicts(obs: GatewayObservation, verdicts: list[Verdict]) -> 
     stream, so the rules judge it as ``request.disconnect_after_frames``); the scenario's
     ``expect.frames`` was written for the whole stream and is not judged. A stall is a slow
     browser: :data:`WHOLE_STREAM_REQUIREMENTS` are not judged, and neither is ``expect.frames``.
+    A cut or a stall that hit the history read (a fault on every request, or on the second)
+    leaves ``expect.history`` unjudged when the read failed (the history rules say so too).
     """
     events = obs.link_events.get("browser", ())
     cut, stall = browser_link_cut(events), browser_link_stall(events)
+    history = browser_link_history_fault(events) if obs.history_error else None
+    if history is not None and history.fault is not None:
+        lost = (
+            f"not judged: the browser link's fault ({history.fault.action}, {history.detail}) "
+            f"hit the history read, which failed: {obs.history_error}"
+        )
+        verdicts = [
+            _unjudged_expectation(v, lost) if v.requirement == "expect.history" else v
+            for v in verdicts
+        ]
     if cut is None and stall is None:
         return verdicts
     if stall is not None:
@@ -168,15 +191,7 @@ def _browser_link_verdicts(obs: GatewayObservation, verdicts: list[Verdict]) -> 
     out: list[Verdict] = []
     for verdict in verdicts:
         if verdict.kind is Kind.EXPECTATION and verdict.requirement == "expect.frames":
-            out.append(
-                Verdict(
-                    requirement=verdict.requirement,
-                    level=verdict.level,
-                    outcome=Outcome.NOT_APPLICABLE,
-                    message=why,
-                    kind=Kind.EXPECTATION,
-                )
-            )
+            out.append(_unjudged_expectation(verdict, why))
         elif stall is not None and verdict.requirement in WHOLE_STREAM_REQUIREMENTS:
             out.append(not_applicable(verdict.requirement, why))
         else:

@@ -28,6 +28,7 @@ __all__ = [
     "BROWSER_CUTS",
     "FRAME_TYPES",
     "browser_link_cut",
+    "browser_link_history_fault",
     "browser_link_stall",
     "frame_id_counter_verdicts",
     "frame_id_fresh_verdicts",
@@ -120,6 +121,24 @@ def browser_link_stall(events: Sequence[LinkEvent]) -> LinkEvent | None:
     browser. The link swallows what the gateway sends while it holds, so the frames that
     arrived are not the whole stream the gateway sent."""
     return _chat_fault(events, frozenset({"stall"}))
+
+
+def browser_link_history_fault(events: Sequence[LinkEvent]) -> LinkEvent | None:
+    """The fault record of a cut or a stall on a browser-link request after the chat (the
+    history read), if one fired: what the history read got is the link's doing."""
+    chat = next((e.request for e in events if e.kind == "request"), None)
+    return next(
+        (
+            e
+            for e in events
+            if e.kind == "fault"
+            and e.request is not None
+            and e.request != chat
+            and e.fault is not None
+            and (e.fault.action in BROWSER_CUTS or e.fault.action == "stall")
+        ),
+        None,
+    )
 
 
 def left_early(obs: GatewayObservation, requirement_id: str) -> Verdict:

@@ -17,7 +17,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from harness.requirements import from_violations, not_applicable, skip
-from harness.suites.gateway.checks.frames import label, no_stream, payload_dict
+from harness.suites.gateway.checks.frames import (
+    browser_link_history_fault,
+    label,
+    no_stream,
+    payload_dict,
+)
 from harness.suites.gateway.observation import GatewayObservation, ModelCall
 from harness.texts import compress, short, squash
 from harness.verdicts import Verdict
@@ -86,6 +91,17 @@ def _kinds(kinds: Sequence[str]) -> str:
 def _unreadable(obs: GatewayObservation, rid: str, rule: str) -> list[Verdict] | None:
     """A FAIL when the target declares a history endpoint that could not be read; a SKIP when
     it declares none; ``None`` when the history is there to judge."""
+    if obs.history_error and (
+        cut := browser_link_history_fault(obs.link_events.get("browser", ()))
+    ):
+        assert cut.fault is not None
+        return [
+            not_applicable(
+                rid,
+                f"not judged: the browser link's fault ({cut.fault.action}, {cut.detail}) hit "
+                f"the history read, which failed: {obs.history_error}",
+            )
+        ]
     if obs.history_error:
         return [
             from_violations(

@@ -13,6 +13,7 @@ from harness.faults.records import FaultRef, LinkEvent
 from harness.suites.gateway.checks import WHOLE_STREAM_REQUIREMENTS, check_gateway
 from harness.suites.gateway.checks.frames import (
     browser_link_cut,
+    browser_link_history_fault,
     browser_link_stall,
     sse_response_verdicts,
 )
@@ -157,3 +158,20 @@ def test_without_a_browser_link_fault_the_same_short_stream_fails() -> None:
 
 
 _CUT_SHORT_SPECS = (tool_call("lookupOrder"), tool_result(1), *(delta(c) for c in CHUNKS))
+
+
+def test_a_browser_link_fault_on_the_history_read_leaves_the_history_unjudged() -> None:
+    events = _browser("rst", on_history=True)
+    assert browser_link_history_fault(events) is events[2]
+    assert browser_link_history_fault(_browser("rst")) is None  # that one hit the chat
+    unread = worked_example(link_events={"browser": events}, history_error="reset by peer")
+    verdicts = {v.requirement: v for v in check_gateway(unread)}
+    for rid in ("GW-PERSIST-AGGREGATES", "GW-PERSIST-MATCHES-MESSAGE", "expect.history"):
+        assert verdicts[rid].outcome is Outcome.NOT_APPLICABLE, verdicts[rid].render()
+        assert "hit the history read" in verdicts[rid].message
+    assert verdicts["GW-STREAM-TERMINAL"].outcome is Outcome.PASS  # the chat was untouched
+    # without the link's fault, a history that cannot be read fails
+    broken = worked_example(history_error="reset by peer")
+    outcomes = _outcomes(broken)
+    assert outcomes["GW-PERSIST-AGGREGATES"] is Outcome.FAIL
+    assert outcomes["expect.history"] is Outcome.FAIL
