@@ -157,7 +157,8 @@ def _browser_link_verdicts(obs: GatewayObservation, verdicts: list[Verdict]) -> 
 
     A cut there is the browser going away (the runner records it as the browser closing the
     stream, so the rules judge it as ``request.disconnect_after_frames``); the scenario's
-    ``expect.frames`` was written for the whole stream and is not judged. A stall is a slow
+    expectations were written for the whole run, which the browser cut short, and are not
+    judged. A stall is a slow
     browser: :data:`WHOLE_STREAM_REQUIREMENTS` are not judged, and neither is ``expect.frames``.
     A cut or a stall that hit the history read (a fault on every request, or on the second)
     leaves ``expect.history`` unjudged when the read failed (the history rules say so too).
@@ -190,7 +191,9 @@ def _browser_link_verdicts(obs: GatewayObservation, verdicts: list[Verdict]) -> 
         )
     out: list[Verdict] = []
     for verdict in verdicts:
-        if verdict.kind is Kind.EXPECTATION and verdict.requirement == "expect.frames":
+        if verdict.kind is Kind.EXPECTATION and (
+            cut is not None or verdict.requirement == "expect.frames"
+        ):
             out.append(_unjudged_expectation(verdict, why))
         elif stall is not None and verdict.requirement in WHOLE_STREAM_REQUIREMENTS:
             out.append(not_applicable(verdict.requirement, why))

@@ -133,6 +133,15 @@ def persist_aggregates_verdicts(obs: GatewayObservation) -> list[Verdict]:
     if (unjudged := _unreadable(obs, rid, rule)) is not None:
         return unjudged
     assert obs.history is not None
+    if not obs.history and obs.disconnected_at is not None and not obs.model_calls:
+        return [
+            not_applicable(
+                rid,
+                f"not judged: the browser went away at {obs.disconnected_at:.3f}s, before the "
+                "run called the model, and the session is empty: the run was disposed before it "
+                "stored anything (ADK appends the user message as the run starts)",
+            )
+        ]
     kinds = history_kinds(obs.history)
     problems: list[str] = []
     if "user" not in kinds:

@@ -175,3 +175,20 @@ def test_a_browser_link_fault_on_the_history_read_leaves_the_history_unjudged() 
     outcomes = _outcomes(broken)
     assert outcomes["GW-PERSIST-AGGREGATES"] is Outcome.FAIL
     assert outcomes["expect.history"] is Outcome.FAIL
+
+
+def test_a_run_disposed_before_it_began_owes_no_stored_user_message() -> None:
+    """explore: a browser-link reset at the response's start; the reference disposed the run
+    before ADK appended the user message, so the session is empty."""
+    gone = _left_by_link(frames=(), model_calls=(), tool_calls=(), history=())
+    verdicts = {v.requirement: v for v in check_gateway(gone)}
+    assert verdicts["GW-PERSIST-AGGREGATES"].outcome is Outcome.NOT_APPLICABLE
+    assert "before the run called the model" in verdicts["GW-PERSIST-AGGREGATES"].message
+    assert verdicts["expect.history"].outcome is Outcome.NOT_APPLICABLE
+    # once the model was called the user message had been stored: losing it still fails
+    lost = _left_by_link(history=())
+    assert _outcomes(lost)["GW-PERSIST-AGGREGATES"] is Outcome.FAIL
+    # and a stored partial chunk fails whenever the browser left
+    partial = {**worked_example().history[-1], "partial": True}  # type: ignore[index]
+    stored = _left_by_link(history=(*worked_example().history[:-1], partial))  # type: ignore[index]
+    assert _outcomes(stored)["GW-PERSIST-AGGREGATES"] is Outcome.FAIL
