@@ -92,10 +92,17 @@ def _run_failure_reasons(obs: GatewayObservation) -> list[str]:
         elif c.error_sent is not None:
             status = c.error_sent.get("status") or c.error_sent.get("code") or "an error"
             reasons.append(f"model call #{c.index} failed mid-stream with {status}")
-    for e in obs.link_events.get("model", ()):
+    link = obs.link_events.get("model", ())
+    requests = [e.request for e in link if e.kind == "request" and e.request is not None]
+    last_request = max(requests, default=None)
+    for e in link:
         # A model stream the link cut loudly (reset, FIN without terminator) fails the run
-        # just as a model error does: the model client raises.
+        # just as a model error does: the model client raises. Unless the model client sent
+        # another request after it (it retried a connection reset before any answer, say):
+        # then the run went on past the cut.
         if e.kind == "end" and e.how in ("rst", "fin") and e.by == "proxy":
+            if last_request is not None and e.request is not None and e.request < last_request:
+                continue
             reasons.append(f"the model link cut model request #{e.request} ({e.how})")
     if obs.response.end == "error" and not any(f.event == "done" for f in obs.frames):
         detail = f": {obs.response.error}" if obs.response.error else ""

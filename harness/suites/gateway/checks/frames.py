@@ -13,6 +13,7 @@ sequence) are shared by the other check modules.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,6 +36,7 @@ __all__ = [
     "frame_sequence_verdicts",
     "frame_type_verdicts",
     "link_faulted_calls",
+    "model_link_calls",
     "sse_response_verdicts",
     "stream_terminal_verdicts",
 ]
@@ -208,6 +210,20 @@ _LOSSY_ACTIONS = frozenset({"fin", "rst", "end_clean", "corrupt", "status"})
 """Fault actions after which the gateway cannot have received what the fake model sent."""
 
 
+def model_link_calls(obs: GatewayObservation) -> dict[int, int]:
+    """Model-link request number -> the fake model's call index. The two count alike except
+    past a request the link ended without an upstream answer (a fault ``on_request`` cut or
+    answered it before forwarding it): that one never reached the fake, so the model client's
+    next request (a retry) is the fake's next call, and it has no call of its own."""
+    events = obs.link_events.get("model", ())
+    requested = {e.request for e in events if e.kind == "request" and e.request is not None}
+    answered = {e.request for e in events if e.kind == "response_headers"}
+    ended = {e.request for e in events if e.kind == "end"}
+    skipped = sorted(r for r in requested if r in ended and r not in answered)
+    numbers = {e.request for e in events if e.request is not None}
+    return {r: r - bisect_left(skipped, r) for r in sorted(numbers) if r not in skipped}
+
+
 def link_faulted_calls(obs: GatewayObservation) -> frozenset[int]:
     """Model calls whose answer a fault on the model link kept from the gateway, whole or in
     part: a cut, a rewrite, or a stall that swallowed some of it (``stall`` swallows what
@@ -216,8 +232,9 @@ def link_faulted_calls(obs: GatewayObservation) -> frozenset[int]:
     complete, but the gateway did not get what it sent, so nothing is owed for that answer
     beyond what reached it. A stall that swallowed nothing (it held before the model's first
     chunk, and every chunk was forwarded after it) keeps nothing back. Link requests are
-    numbered like the fake's calls, from the scenario's start, one per call."""
+    matched to the fake's calls by :func:`model_link_calls`."""
     events = obs.link_events.get("model", ())
+    calls = model_link_calls(obs)
     ends = {e.request: e.how for e in events if e.kind == "end" and e.request is not None}
     forwarded: dict[int, int] = {}
     for e in events:
@@ -228,13 +245,14 @@ def link_faulted_calls(obs: GatewayObservation) -> frozenset[int]:
     def swallowed(request: int) -> bool:
         if ends.get(request) != "clean":
             return True  # a black hole, or a stall the exchange never came out of
-        return forwarded.get(request, 0) < sent.get(request, 0)
+        return forwarded.get(request, 0) < sent.get(calls[request], 0)
 
     return frozenset(
-        e.request
+        calls[e.request]
         for e in events
         if e.kind == "fault"
         and e.request is not None
+        and e.request in calls
         and e.fault is not None
         and (
             e.fault.action in _LOSSY_ACTIONS or (e.fault.action == "stall" and swallowed(e.request))

@@ -20,6 +20,7 @@ from harness.requirements import from_violations, not_applicable, skip
 from harness.suites.gateway.checks.frames import (
     browser_link_history_fault,
     label,
+    model_link_calls,
     no_stream,
     payload_dict,
 )
@@ -242,7 +243,12 @@ def _cut_calls(obs: GatewayObservation) -> list[ModelCall]:
     The link's own loud cut counts whatever the fake model managed to write: a proxy that
     buffers (toxiproxy) may take the whole answer from the model before it resets the
     gateway's side, and what the gateway got is what decides."""
-    ends = {e.request: e for e in obs.link_events.get("model", ()) if e.kind == "end"}
+    calls = model_link_calls(obs)
+    ends = {
+        calls[e.request]: e
+        for e in obs.link_events.get("model", ())
+        if e.kind == "end" and e.request in calls
+    }
     cut: list[ModelCall] = []
     for call in obs.model_calls:
         if call.error_sent is not None:  # {"error": ...} in the middle of the answer

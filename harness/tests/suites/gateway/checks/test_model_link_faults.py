@@ -22,7 +22,8 @@ from typing import Any
 from harness.faults.records import FaultRef, LinkEvent
 from harness.suites.gateway.checks.errors import error_frame_verdicts
 from harness.suites.gateway.checks.expectations import gateway_expectation_verdicts
-from harness.suites.gateway.checks.frames import link_faulted_calls
+from harness.suites.gateway.checks.frames import link_faulted_calls, model_link_calls
+from harness.suites.gateway.checks.persistence import no_half_record_verdicts
 from harness.suites.gateway.checks.rendering import (
     answer_as_message_verdicts,
     double_render_verdicts,
@@ -46,6 +47,7 @@ from harness.tests.suites.gateway.observations import (
     message,
     model_call,
     observation,
+    text_event,
     tool_call,
     tool_result,
     tool_run,
@@ -87,6 +89,7 @@ def _empty_first_answer(**overrides: Any) -> GatewayObservation:
         "link_events": {
             "model": (
                 _record(0, "request", 0.04),
+                _record(0, "response_headers", 0.05, status=200),
                 _fault(0, "end_clean", 0.05),
                 _end(0, 0.05, by="proxy"),
             )
@@ -124,10 +127,12 @@ def _first_cut_after_its_call(frame_specs: tuple[Any, ...], ran: int) -> Gateway
         link_events={
             "model": (
                 _record(0, "request", 0.04),
+                _record(0, "response_headers", 0.05, status=200),
                 *_events(0, 1, 0.05),
                 _fault(0, "end_clean", 0.06),
                 _end(0, 0.06, by="proxy"),
                 _record(1, "request", 0.2),
+                _record(1, "response_headers", 0.21, status=200),
                 *_events(1, 3, 0.25),
                 _end(1, 0.3),
             )
@@ -175,6 +180,7 @@ def _stalled_start(frame_specs: tuple[Any, ...], *, forwarded: int = 3) -> Gatew
         link_events={
             "model": (
                 _record(0, "request", 0.8),
+                _record(0, "response_headers", 0.81, status=200),
                 _fault(0, "stall", 0.81),
                 *_events(0, forwarded, 0.82),
                 _end(0, 0.83),
@@ -202,3 +208,34 @@ def test_a_stall_does_not_excuse_a_double_render_nor_a_message_unlike_its_deltas
     assert_fails(double_render_verdicts(again), "GW-NO-DOUBLE-RENDER", "not how any model text")
     tidied = _stalled_start((*(delta(c) for c in PLAIN[1:]), message("is open, from 9"), DONE))
     assert_fails(answer_as_message_verdicts(tidied), "GW-ANSWER-AS-MESSAGE", "the deltas")
+
+
+def test_a_request_the_link_reset_before_forwarding_it_is_no_model_call() -> None:
+    """explore: ``rst`` on the model link's first request: the model client sent it again and
+    the fake's only call (index 0) is the link's second request. The reset failed nothing."""
+    obs = observation(
+        frames=frames(*(delta(c) for c in PLAIN), message("".join(PLAIN)), DONE),
+        model_calls=(model_call(0, text="".join(PLAIN), chunks=4, t=0.4),),
+        history=(user_event(), text_event("".join(PLAIN))),
+        link_events={
+            "model": (
+                _record(0, "request", 0.1),
+                _fault(0, "rst", 0.1),
+                _end(0, 0.1, how="rst", by="proxy"),
+                _record(1, "request", 0.3),
+                _record(1, "response_headers", 0.31, status=200),
+                *_events(1, 4, 0.4),
+                _end(1, 0.5),
+            )
+        },
+    )
+    assert model_link_calls(obs) == {1: 0}
+    assert link_faulted_calls(obs) == frozenset()
+    assert_holds(error_frame_verdicts(obs), "GW-ERROR-FRAME")
+    assert_holds(no_half_record_verdicts(obs), "GW-NO-HALF-RECORD")
+    assert_passes(answer_as_message_verdicts(obs), "GW-ANSWER-AS-MESSAGE")
+    # the same reset with no request after it failed the run: a bare done fails
+    alone = obs.model_copy(
+        update={"link_events": {"model": obs.link_events["model"][:3]}, "model_calls": ()}
+    )
+    assert_fails(error_frame_verdicts(alone), "GW-ERROR-FRAME", "bare done")

@@ -42,6 +42,7 @@ def _link(*records: tuple[str, float, dict[str, Any]]) -> dict[str, tuple[LinkEv
 
 STALLED = _link(
     ("request", 0.1, {}),
+    ("response_headers", 0.15, {"status": 200}),
     ("fault", 0.2, {"fault": FaultRef(index=0, action="stall")}),
     ("end", 3.05, {"how": "fin", "by": "client"}),
 )
@@ -141,6 +142,7 @@ def test_a_call_kept_from_the_gateway_by_a_link_fault_is_owed_no_message() -> No
     released = _obs(
         link_events=_link(
             ("request", 0.1, {}),
+            ("response_headers", 0.15, {"status": 200}),
             ("fault", 0.2, {"fault": FaultRef(index=0, action="stall")}),
             ("event", 0.9, {"event_index": 1, "detail": "message"}),
             ("end", 1.0, {"how": "clean", "by": "upstream"}),
