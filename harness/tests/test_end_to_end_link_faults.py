@@ -71,6 +71,17 @@ links:
     - when: {{on_response_headers: true}}
       do: {{stall: {{for: 50ms}}}}
 ---
+id: trust/model-request-reset
+title: The model link resets the first request before forwarding it; the model client retries
+requirements: [GW-ERROR-FRAME, GW-NO-HALF-RECORD, GW-ANSWER-AS-MESSAGE]
+model:
+  - chunks: ["Our support desk ", "is open ", "from 9 to 5, ", "Monday to Friday."]
+request: When is the support desk open?
+links:
+  model:
+    - when: {{on_request: true, occurrence: 1}}
+      do: rst
+---
 id: trust/model-start-held-multi-agent
 title: The coordinator's start is held for 50 ms; billing's answer follows untouched
 needs: [multi_agent]
@@ -115,6 +126,15 @@ requirements: [GW-DISPOSE, GW-TOOL-ONCE]
 links:
   browser:
     - when: {{after_event: 4}}
+      do: rst
+---
+id: trust/browser-link-rst-at-start
+title: The browser link is reset as the response begins (the browser leaves at once)
+requirements: [GW-DISPOSE, GW-PERSIST-AGGREGATES]
+{_SLOW_ANSWER}
+links:
+  browser:
+    - when: {{on_response_headers: true}}
       do: rst
 ---
 id: trust/browser-link-end-mid-answer
@@ -178,6 +198,9 @@ def test_the_reference_passes_faults_on_the_model_link(tmp_path: Path) -> None:
     assert empty["GW-TOOL-CALL-FROM-AGGREGATE"] == "not-applicable"
     assert empty["GW-TOOL-ONCE"] == "pass"
     assert outcomes["trust/model-start-held"]["GW-ANSWER-AS-MESSAGE"] == "pass"
+    retried = outcomes["trust/model-request-reset"]
+    assert retried["GW-ERROR-FRAME"] == "not-applicable"  # the run did not fail
+    assert retried["GW-ANSWER-AS-MESSAGE"] == "pass"
 
 
 @pytest.mark.parametrize(
