@@ -15,10 +15,12 @@ time, on the request, on an idle gap), counts and times shrink to 0, a fault mat
 first request of its kind (``occurrence: 1``) before every request, and on the A2A link it
 matches ``message/stream`` first.
 
-On a gateway's ``browser`` link (the harness's own connection to the gateway) only the
-actions that shape the stream without breaking it are drawn (:data:`BROWSER_ACTIONS`): a cut
-there is judged as the gateway's stream, so it would "break" every gateway, the reference too.
-The browser going away is the scenario's ``request.disconnect_after_frames``, not a link fault.
+On a gateway's ``browser`` link (the harness's own connection to the gateway) the actions
+drawn are those a browser does to a stream (:data:`BROWSER_ACTIONS`): it goes away (a reset, a
+FIN, a clean early end: a closed tab, judged as ``request.disconnect_after_frames``), it is
+slow (a stall: back-pressure the gateway must survive), or its bytes arrive dripped or split.
+Never on the request (the gateway would never see it) and never a status answer, a refusal
+or a corruption, which would put words in the gateway's mouth.
 
 Besides link faults a gateway scenario offers two kinds of plan element that are not link
 faults, each one element that shrinks on its own: the browser leaving after frame N
@@ -112,9 +114,11 @@ _TRIGGERS_FOR: Final[Mapping[str, tuple[str, ...]]] = {
 
 _CUTS: Final = 4
 
-BROWSER_ACTIONS: Final = ("drip", "split")
-"""The actions a gateway's browser link may get: dripped or split, never cut nor held (a long
-hold there outlasts the harness's own wait, which is judged as the gateway's stream too)."""
+BROWSER_ACTIONS: Final = ("rst", "fin", "end_clean", "stall", "stall_for", "drip", "split")
+"""The actions a gateway's browser link may get: cut (the browser leaves), held (a slow
+browser), dripped or split; the gateway checks judge each as what the browser did."""
+
+_BROWSER_LINK: Final = "browser"
 _STATUS_CODES: Final = (502, 503, 504, 500, 404, 401)
 _CORRUPTIONS: Final = ("truncate_json", "drop_blank_line", "bom", "cr_only")
 _OCCURRENCES: Final[tuple[int | None, ...]] = (1, None, 2)
@@ -238,7 +242,11 @@ def fault_data(draw: st.DrawFn, space: Space, link: str) -> dict[str, Any]:
         action = draw(
             st.one_of(st.sampled_from(ACTION_ORDER[:_CUTS]), st.sampled_from(ACTION_ORDER[_CUTS:]))
         )
-    trigger = draw(st.sampled_from(_TRIGGERS_FOR[action]))
+    triggers = _TRIGGERS_FOR[action]
+    if link == _BROWSER_LINK:
+        # A fault on the browser's request keeps it from the gateway: nothing to judge.
+        triggers = tuple(t for t in triggers if t != "on_request")
+    trigger = draw(st.sampled_from(triggers))
     when: dict[str, Any] = {}
     when.update(draw(st.sampled_from(space.matches)))
     occurrence = draw(st.sampled_from(_OCCURRENCES))

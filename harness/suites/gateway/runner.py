@@ -16,7 +16,7 @@ import secrets
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,7 @@ from harness.sse import Decoder
 from harness.suites.gateway.checks import check_gateway
 from harness.suites.gateway.checks.concurrency import Session, concurrency_verdicts
 from harness.suites.gateway.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
+from harness.suites.gateway.checks.frames import browser_link_cut
 from harness.suites.gateway.checks.run_bound import run_bound_deadline
 from harness.suites.gateway.concurrency import (
     ConcurrentResult,
@@ -469,6 +470,8 @@ class GatewayEnvironment:
                 disconnect_after=request.disconnect_after_frames,
             )
             disconnected_at = response.elapsed if response.end == "client-closed" else None
+            if disconnected_at is None:
+                response, disconnected_at = _browser_left(response, self.links["browser"].events)
             history_read_at: float | None = None
             if disconnected_at is not None:
                 if request.reload:
@@ -699,6 +702,22 @@ async def _stream_chat(
         return result("refused", f"{type(exc).__name__}: {exc}"), frames
     except aiohttp.ClientError as exc:
         return result("error", f"{type(exc).__name__}: {exc}"), frames
+
+
+def _browser_left(
+    response: ChatResponse, events: Sequence[LinkEvent]
+) -> tuple[ChatResponse, float | None]:
+    """A cut on the browser link (the harness's own connection to the gateway) is the browser
+    going away, a closed tab: the response is recorded as the browser closing it at the cut,
+    with how the link cut it, so the rules judge it as ``request.disconnect_after_frames``
+    (GW-DISPOSE and the rest apply; how the stream would have ended is not known)."""
+    cut = browser_link_cut(events)
+    if cut is None or cut.fault is None:
+        return response, None
+    how = f"the browser link cut the stream ({cut.fault.action}, {cut.detail}) at {cut.t:.3f}s"
+    seen = f"; the browser saw: {response.error}" if response.error else ""
+    left = response.model_copy(update={"end": "client-closed", "error": how + seen})
+    return left, round(cut.t, 4)
 
 
 async def _sleep_until(monotonic_deadline: float) -> None:

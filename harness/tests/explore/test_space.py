@@ -65,8 +65,12 @@ def test_gateway_plans_are_valid(plan: dict[str, Any]) -> None:
         for fault in faults:
             assert "rpc" not in fault["when"]
     for fault in plan["browser"]:
-        # The harness's own connection is shaped, never cut.
-        assert Fault.model_validate(fault).action in ("drip", "split")
+        # The browser leaves, is slow, or gets its bytes shaped; it never gets words put in
+        # the gateway's mouth (a status, a refusal, a corruption), and its request always
+        # reaches the gateway.
+        model = Fault.model_validate(fault)
+        assert model.action in ("rst", "fin", "end_clean", "stall", "drip", "split")
+        assert model.trigger.kind != "on_request"
 
 
 def test_the_first_plan_drawn_is_the_empty_plan_and_a_minimal_fault_is_a_reset() -> None:

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from harness.requirements import not_applicable
 from harness.suites.gateway.checks.adk_events import adk_events_verdicts
 from harness.suites.gateway.checks.auth import auth_verdicts, history_isolation_verdicts
 from harness.suites.gateway.checks.disposal import dispose_idle_verdicts, dispose_verdicts
 from harness.suites.gateway.checks.errors import error_event_verdicts, error_frame_verdicts
 from harness.suites.gateway.checks.expectations import gateway_expectation_verdicts
 from harness.suites.gateway.checks.frames import (
+    browser_link_cut,
+    browser_link_history_fault,
+    browser_link_stall,
     frame_id_counter_verdicts,
     frame_id_fresh_verdicts,
     frame_sequence_verdicts,
@@ -44,7 +48,7 @@ from harness.suites.gateway.checks.tools import (
     tool_once_verdicts,
 )
 from harness.suites.gateway.observation import GatewayObservation
-from harness.verdicts import Verdict
+from harness.verdicts import Kind, Outcome, Verdict
 
 __all__ = [
     "GATEWAY_CHECKS",
@@ -116,9 +120,92 @@ GATEWAY_CHECKS: tuple[GatewayCheck, ...] = (
 then the scenario's own expectations."""
 
 
+WHOLE_STREAM_REQUIREMENTS: frozenset[str] = frozenset(
+    {
+        "GW-FRAME-ID-COUNTER",
+        "GW-STREAM-TERMINAL",
+        "GW-FRAME-SEQUENCE",
+        "GW-NO-DOUBLE-RENDER",
+        "GW-STREAMS-PROGRESSIVELY",
+        "GW-ANSWER-AS-MESSAGE",
+        "GW-TOOL-CALL-FROM-AGGREGATE",
+        "GW-ERROR-EVENT",
+        "GW-ERROR-FRAME",
+        "GW-RUN-BOUND",
+        "GW-RUN-BOUND-ERROR",
+    }
+)
+"""The rules judged from the whole frame stream (its order, its end, every frame between): a
+stall on the browser link swallows what the gateway sends while it holds, so the frames that
+arrived cannot judge them. The rules on each frame that did arrive (its type, a fresh id, no
+tool payload, the final flag, the message stored verbatim) and on the gateway's side (tools,
+history, budget) are judged as usual: a slow browser is back-pressure the gateway survives."""
+
+
+def _unjudged_expectation(verdict: Verdict, why: str) -> Verdict:
+    return Verdict(
+        requirement=verdict.requirement,
+        level=verdict.level,
+        outcome=Outcome.NOT_APPLICABLE,
+        message=why,
+        kind=Kind.EXPECTATION,
+    )
+
+
+def _browser_link_verdicts(obs: GatewayObservation, verdicts: list[Verdict]) -> list[Verdict]:
+    """``verdicts`` with what a fault on the browser link leaves unjudgeable said so.
+
+    A cut there is the browser going away (the runner records it as the browser closing the
+    stream, so the rules judge it as ``request.disconnect_after_frames``); the scenario's
+    expectations were written for the whole run, which the browser cut short, and are not
+    judged. A stall is a slow
+    browser: :data:`WHOLE_STREAM_REQUIREMENTS` are not judged, and neither is ``expect.frames``.
+    A cut or a stall that hit the history read (a fault on every request, or on the second)
+    leaves ``expect.history`` unjudged when the read failed (the history rules say so too).
+    """
+    events = obs.link_events.get("browser", ())
+    cut, stall = browser_link_cut(events), browser_link_stall(events)
+    history = browser_link_history_fault(events) if obs.history_error else None
+    if history is not None and history.fault is not None:
+        lost = (
+            f"not judged: the browser link's fault ({history.fault.action}, {history.detail}) "
+            f"hit the history read, which failed: {obs.history_error}"
+        )
+        verdicts = [
+            _unjudged_expectation(v, lost) if v.requirement == "expect.history" else v
+            for v in verdicts
+        ]
+    if cut is None and stall is None:
+        return verdicts
+    if stall is not None:
+        why = (
+            f"not judged: the browser link stalled the stream at {stall.t:.3f}s "
+            f"({stall.detail}), a slow browser: the link swallows what the gateway sends while "
+            "it holds, so the frames that arrived are not the whole stream"
+        )
+    else:
+        assert cut is not None and cut.fault is not None
+        why = (
+            f"not judged: the browser link cut the stream ({cut.fault.action}, {cut.detail}) "
+            f"after {len(obs.frames)} frame(s): the browser went away, as a closed tab does"
+        )
+    out: list[Verdict] = []
+    for verdict in verdicts:
+        if verdict.kind is Kind.EXPECTATION and (
+            cut is not None or verdict.requirement == "expect.frames"
+        ):
+            out.append(_unjudged_expectation(verdict, why))
+        elif stall is not None and verdict.requirement in WHOLE_STREAM_REQUIREMENTS:
+            out.append(not_applicable(verdict.requirement, why))
+        else:
+            out.append(verdict)
+    return out
+
+
 def check_gateway(obs: GatewayObservation) -> list[Verdict]:
     """Every gateway verdict for ``obs``, in a fixed order, judged by the target's profile:
-    the seed's typed frames, or ADK's raw events (:mod:`.adk_events`)."""
+    the seed's typed frames, or ADK's raw events (:mod:`.adk_events`); what a fault on the
+    browser link leaves unjudgeable is said so (:func:`_browser_link_verdicts`)."""
     if obs.profile == "adk-events":
-        return adk_events_verdicts(obs)
-    return [verdict for check in GATEWAY_CHECKS for verdict in check(obs)]
+        return _browser_link_verdicts(obs, adk_events_verdicts(obs))
+    return _browser_link_verdicts(obs, [v for check in GATEWAY_CHECKS for v in check(obs)])

@@ -15,7 +15,13 @@ from typing import Any
 
 from harness.fakes.records import is_retry
 from harness.requirements import from_violations, info, not_applicable
-from harness.suites.gateway.checks.frames import label, left_early, no_stream, sequence
+from harness.suites.gateway.checks.frames import (
+    label,
+    left_early,
+    link_faulted_calls,
+    no_stream,
+    sequence,
+)
 from harness.suites.gateway.observation import GatewayObservation, ModelCall
 from harness.verdicts import Verdict
 
@@ -86,10 +92,17 @@ def _run_failure_reasons(obs: GatewayObservation) -> list[str]:
         elif c.error_sent is not None:
             status = c.error_sent.get("status") or c.error_sent.get("code") or "an error"
             reasons.append(f"model call #{c.index} failed mid-stream with {status}")
-    for e in obs.link_events.get("model", ()):
+    link = obs.link_events.get("model", ())
+    requests = [e.request for e in link if e.kind == "request" and e.request is not None]
+    last_request = max(requests, default=None)
+    for e in link:
         # A model stream the link cut loudly (reset, FIN without terminator) fails the run
-        # just as a model error does: the model client raises.
+        # just as a model error does: the model client raises. Unless the model client sent
+        # another request after it (it retried a connection reset before any answer, say):
+        # then the run went on past the cut.
         if e.kind == "end" and e.how in ("rst", "fin") and e.by == "proxy":
+            if last_request is not None and e.request is not None and e.request < last_request:
+                continue
             reasons.append(f"the model link cut model request #{e.request} ({e.how})")
     if obs.response.end == "error" and not any(f.event == "done" for f in obs.frames):
         detail = f": {obs.response.error}" if obs.response.error else ""
@@ -107,6 +120,10 @@ def _stopped_mid_loop(obs: GatewayObservation) -> str | None:
     if not obs.model_calls or obs.response.end != "clean":
         return None
     last = obs.model_calls[-1]
+    if last.index in link_faulted_calls(obs):
+        # The model link kept that answer from the gateway (an empty 200 body, say): ADK saw
+        # no function call, its step yielded nothing and the run ended normally.
+        return None
     complete = last.completed and last.error_sent is None and last.status < 400
     if not (complete and last.function_calls_sent and last.finish_reason_sent in (None, "STOP")):
         return None

@@ -13,9 +13,11 @@ sequence) are shared by the other check modules.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any
 
+from harness.faults.records import LinkEvent
 from harness.requirements import from_violations, not_applicable
 from harness.suites.gateway.checks.reducer import replay
 from harness.suites.gateway.observation import Frame, GatewayObservation
@@ -24,11 +26,17 @@ from harness.texts import compress, short, squash
 from harness.verdicts import Verdict
 
 __all__ = [
+    "BROWSER_CUTS",
     "FRAME_TYPES",
+    "browser_link_cut",
+    "browser_link_history_fault",
+    "browser_link_stall",
     "frame_id_counter_verdicts",
     "frame_id_fresh_verdicts",
     "frame_sequence_verdicts",
     "frame_type_verdicts",
+    "link_faulted_calls",
+    "model_link_calls",
     "sse_response_verdicts",
     "stream_terminal_verdicts",
 ]
@@ -81,8 +89,69 @@ def has_event_stream(obs: GatewayObservation) -> bool:
     return not _stream_problems(obs)
 
 
+BROWSER_CUTS = frozenset({"rst", "fin", "end_clean", "refuse"})
+"""Fault actions that end the chat stream on the browser link: the browser went away (a
+closed tab), as ``request.disconnect_after_frames`` does."""
+
+
+def _chat_fault(events: Sequence[LinkEvent], actions: frozenset[str]) -> LinkEvent | None:
+    chat = next((e.request for e in events if e.kind == "request"), None)
+    if chat is None:
+        return None
+    return next(
+        (
+            e
+            for e in events
+            if e.kind == "fault"
+            and e.request == chat
+            and e.fault is not None
+            and e.fault.action in actions
+        ),
+        None,
+    )
+
+
+def browser_link_cut(events: Sequence[LinkEvent]) -> LinkEvent | None:
+    """The fault record of a cut (:data:`BROWSER_CUTS`) on the browser link's chat request
+    (its first request; the history read comes after it), if one fired. The browser link is
+    the harness's own connection to the gateway: a cut there is the browser leaving."""
+    return _chat_fault(events, BROWSER_CUTS)
+
+
+def browser_link_stall(events: Sequence[LinkEvent]) -> LinkEvent | None:
+    """The fault record of a stall on the browser link's chat request, if one fired: a slow
+    browser. The link swallows what the gateway sends while it holds, so the frames that
+    arrived are not the whole stream the gateway sent."""
+    return _chat_fault(events, frozenset({"stall"}))
+
+
+def browser_link_history_fault(events: Sequence[LinkEvent]) -> LinkEvent | None:
+    """The fault record of a cut or a stall on a browser-link request after the chat (the
+    history read), if one fired: what the history read got is the link's doing."""
+    chat = next((e.request for e in events if e.kind == "request"), None)
+    return next(
+        (
+            e
+            for e in events
+            if e.kind == "fault"
+            and e.request is not None
+            and e.request != chat
+            and e.fault is not None
+            and (e.fault.action in BROWSER_CUTS or e.fault.action == "stall")
+        ),
+        None,
+    )
+
+
 def left_early(obs: GatewayObservation, requirement_id: str) -> Verdict:
     """The browser went away on purpose, so how the stream would have ended is unknown."""
+    cut = browser_link_cut(obs.link_events.get("browser", ()))
+    if cut is not None and cut.fault is not None:
+        return not_applicable(
+            requirement_id,
+            f"not judged: the browser link cut the stream ({cut.fault.action}, {cut.detail}) "
+            f"after {len(obs.frames)} frame(s): the browser went away, as a closed tab does",
+        )
     return not_applicable(
         requirement_id,
         f"not judged: the browser went away after {len(obs.frames)} frame(s), by design of "
@@ -135,6 +204,62 @@ def terminal_error_frame(obs: GatewayObservation) -> Frame | None:
     return found
 
 
+# --- the model link: what a fault kept from the gateway ---------------------------------------
+
+_LOSSY_ACTIONS = frozenset({"fin", "rst", "end_clean", "corrupt", "status"})
+"""Fault actions after which the gateway cannot have received what the fake model sent."""
+
+
+def model_link_calls(obs: GatewayObservation) -> dict[int, int]:
+    """Model-link request number -> the fake model's call index. The two count alike except
+    past a request the link ended without an upstream answer (a fault ``on_request`` cut or
+    answered it before forwarding it): that one never reached the fake, so the model client's
+    next request (a retry) is the fake's next call, and it has no call of its own."""
+    events = obs.link_events.get("model", ())
+    requested = {e.request for e in events if e.kind == "request" and e.request is not None}
+    answered = {e.request for e in events if e.kind == "response_headers"}
+    ended = {e.request for e in events if e.kind == "end"}
+    skipped = sorted(r for r in requested if r in ended and r not in answered)
+    numbers = {e.request for e in events if e.request is not None}
+    return {r: r - bisect_left(skipped, r) for r in sorted(numbers) if r not in skipped}
+
+
+def link_faulted_calls(obs: GatewayObservation) -> frozenset[int]:
+    """Model calls whose answer a fault on the model link kept from the gateway, whole or in
+    part: a cut, a rewrite, or a stall that swallowed some of it (``stall`` swallows what
+    arrives while it holds, even when it is bounded and the exchange then goes on: the plan
+    vocabulary's "what was swallowed meanwhile is lost"). The fake model saw such a call
+    complete, but the gateway did not get what it sent, so nothing is owed for that answer
+    beyond what reached it. A stall that swallowed nothing (it held before the model's first
+    chunk, and every chunk was forwarded after it) keeps nothing back. Link requests are
+    matched to the fake's calls by :func:`model_link_calls`."""
+    events = obs.link_events.get("model", ())
+    calls = model_link_calls(obs)
+    ends = {e.request: e.how for e in events if e.kind == "end" and e.request is not None}
+    forwarded: dict[int, int] = {}
+    for e in events:
+        if e.kind == "event" and e.request is not None:
+            forwarded[e.request] = forwarded.get(e.request, 0) + 1
+    sent = {c.index: c.chunks_sent for c in obs.model_calls}
+
+    def swallowed(request: int) -> bool:
+        if ends.get(request) != "clean":
+            return True  # a black hole, or a stall the exchange never came out of
+        return forwarded.get(request, 0) < sent.get(calls[request], 0)
+
+    return frozenset(
+        calls[e.request]
+        for e in events
+        if e.kind == "fault"
+        and e.request is not None
+        and e.request in calls
+        and e.fault is not None
+        and (
+            e.fault.action in _LOSSY_ACTIONS or (e.fault.action == "stall" and swallowed(e.request))
+        )
+    )
+
+
 # --- GW-SSE-RESPONSE ---------------------------------------------------------------------------
 
 
@@ -142,6 +267,14 @@ def sse_response_verdicts(obs: GatewayObservation) -> list[Verdict]:
     """The seed's endpoint is ``produces = MediaType.TEXT_EVENT_STREAM_VALUE``: a 200
     ``text/event-stream`` response (parameters such as ``charset`` allowed)."""
     response = obs.response
+    if response.end == "client-closed" and response.status is None:
+        return [
+            not_applicable(
+                "GW-SSE-RESPONSE",
+                "not judged: the browser went away before the response began "
+                f"({response.error or 'no status line'})",
+            )
+        ]
     observed = f"status {response.status}, Content-Type {response.content_type}, end {response.end}"
     return [
         from_violations(

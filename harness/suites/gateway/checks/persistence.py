@@ -17,7 +17,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from harness.requirements import from_violations, not_applicable, skip
-from harness.suites.gateway.checks.frames import label, no_stream, payload_dict
+from harness.suites.gateway.checks.frames import (
+    browser_link_history_fault,
+    label,
+    model_link_calls,
+    no_stream,
+    payload_dict,
+)
 from harness.suites.gateway.observation import GatewayObservation, ModelCall
 from harness.texts import compress, short, squash
 from harness.verdicts import Verdict
@@ -86,6 +92,17 @@ def _kinds(kinds: Sequence[str]) -> str:
 def _unreadable(obs: GatewayObservation, rid: str, rule: str) -> list[Verdict] | None:
     """A FAIL when the target declares a history endpoint that could not be read; a SKIP when
     it declares none; ``None`` when the history is there to judge."""
+    if obs.history_error and (
+        cut := browser_link_history_fault(obs.link_events.get("browser", ()))
+    ):
+        assert cut.fault is not None
+        return [
+            not_applicable(
+                rid,
+                f"not judged: the browser link's fault ({cut.fault.action}, {cut.detail}) hit "
+                f"the history read, which failed: {obs.history_error}",
+            )
+        ]
     if obs.history_error:
         return [
             from_violations(
@@ -117,6 +134,15 @@ def persist_aggregates_verdicts(obs: GatewayObservation) -> list[Verdict]:
     if (unjudged := _unreadable(obs, rid, rule)) is not None:
         return unjudged
     assert obs.history is not None
+    if not obs.history and obs.disconnected_at is not None and not obs.model_calls:
+        return [
+            not_applicable(
+                rid,
+                f"not judged: the browser went away at {obs.disconnected_at:.3f}s, before the "
+                "run called the model, and the session is empty: the run was disposed before it "
+                "stored anything (ADK appends the user message as the run starts)",
+            )
+        ]
     kinds = history_kinds(obs.history)
     problems: list[str] = []
     if "user" not in kinds:
@@ -217,7 +243,12 @@ def _cut_calls(obs: GatewayObservation) -> list[ModelCall]:
     The link's own loud cut counts whatever the fake model managed to write: a proxy that
     buffers (toxiproxy) may take the whole answer from the model before it resets the
     gateway's side, and what the gateway got is what decides."""
-    ends = {e.request: e for e in obs.link_events.get("model", ()) if e.kind == "end"}
+    calls = model_link_calls(obs)
+    ends = {
+        calls[e.request]: e
+        for e in obs.link_events.get("model", ())
+        if e.kind == "end" and e.request in calls
+    }
     cut: list[ModelCall] = []
     for call in obs.model_calls:
         if call.error_sent is not None:  # {"error": ...} in the middle of the answer

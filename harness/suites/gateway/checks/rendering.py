@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from harness.requirements import from_violations, not_applicable
 from harness.suites.gateway.checks.frames import (
     label,
+    link_faulted_calls,
     no_stream,
     payload_dict,
     sequence,
@@ -60,33 +61,6 @@ def _clean(call: ModelCall) -> bool:
     return call.completed and call.error_sent is None and call.finish_reason_sent in (None, "STOP")
 
 
-_LOSSY_ACTIONS = frozenset({"fin", "rst", "end_clean", "corrupt", "status"})
-"""Fault actions after which the gateway cannot have received what the fake model sent."""
-
-
-def link_faulted_calls(obs: GatewayObservation) -> frozenset[int]:
-    """Model calls whose answer a fault on the model link kept from the gateway: a cut, a
-    rewrite, or a stall the exchange never came out of (a black hole). The fake model saw such
-    a call complete, but the gateway did not get its text, so no message is owed for it. Link
-    requests are numbered like the fake's calls, from the scenario's start, one per call."""
-    ends = {
-        e.request: e.how
-        for e in obs.link_events.get("model", ())
-        if e.kind == "end" and e.request is not None
-    }
-    return frozenset(
-        e.request
-        for e in obs.link_events.get("model", ())
-        if e.kind == "fault"
-        and e.request is not None
-        and e.fault is not None
-        and (
-            e.fault.action in _LOSSY_ACTIONS
-            or (e.fault.action == "stall" and ends.get(e.request) != "clean")
-        )
-    )
-
-
 def _raw_prefix(text: str, squashed_length: int) -> str:
     """The shortest prefix of ``text`` holding ``squashed_length`` non-whitespace characters."""
     seen = 0
@@ -125,8 +99,15 @@ def _draft_problem(frame: Frame, draft: Draft, sent: Sequence[str]) -> str:
     return f"{seen}, which is not how any model text for {draft.author!r} begins"
 
 
+def _in_order(part: str, whole: str) -> bool:
+    """Whether ``part``'s characters all occur in ``whole`` in the same order."""
+    rest = iter(whole)
+    return all(ch in rest for ch in part)
+
+
 def _draft_problems(obs: GatewayObservation) -> list[str]:
     problems: list[str] = []
+    faulted = link_faulted_calls(obs)
     reported: Draft | None = None
     for frame, state in zip(obs.frames, replay(obs.frames), strict=True):
         draft = state.draft
@@ -140,6 +121,15 @@ def _draft_problems(obs: GatewayObservation) -> list[str]:
                 continue  # the same draft keeps growing: reported once
         sent = [c.text_sent for c in obs.model_calls if _by(c, draft.author) and c.text_sent]
         if any(squash(t).startswith(squash(draft.text)) for t in sent):
+            reported = None
+            continue
+        if any(
+            _in_order(squash(draft.text), squash(c.text_sent))
+            for c in obs.model_calls
+            if c.index in faulted and _by(c, draft.author)
+        ):
+            # The model link swallowed some of that answer on the way (a stall): the draft
+            # is the rest of it, in order, which is all the gateway got.
             reported = None
             continue
         problems.append(_draft_problem(frame, draft, sent))

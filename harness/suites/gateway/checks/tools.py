@@ -14,7 +14,13 @@ from collections import Counter
 from collections.abc import Iterable
 
 from harness.requirements import from_violations, not_applicable
-from harness.suites.gateway.checks.frames import ended_with_done, label, no_stream, payload_dict
+from harness.suites.gateway.checks.frames import (
+    ended_with_done,
+    label,
+    link_faulted_calls,
+    no_stream,
+    payload_dict,
+)
 from harness.suites.gateway.observation import Frame, GatewayObservation, ModelCall
 from harness.texts import compress, short
 from harness.verdicts import Verdict
@@ -80,29 +86,46 @@ def tool_call_from_aggregate_verdicts(obs: GatewayObservation) -> list[Verdict]:
                 rid, "not judged: no model calls were recorded, so the aggregates are unknown"
             )
         ]
+    # A call the model link kept from the gateway, whole or in part (link_faulted_calls), may
+    # or may not have reached ADK as an aggregate: its tool_call frame may be there or not.
+    faulted = link_faulted_calls(obs)
     aggregates = [c for c in obs.model_calls if _aggregated(c)]
-    if not frames and not aggregates:
+    if not frames and not any(c.index not in faulted for c in aggregates):
         return [not_applicable(rid, "not judged: no function-call event and no tool_call frame")]
-    expected = [_names(c) for c in aggregates]
+    expected = [_names(c) for c in aggregates if c.index not in faulted]
     observed = [_frame_names(f) for f in frames]
     done = ended_with_done(obs)
     problems: list[str] = []
-    if len(frames) > len(expected):
-        extra = len(frames) - len(expected)
+    mismatched: list[str] = []
+    extra = 0
+    pos = 0
+    for frame, seen in zip(frames, observed, strict=True):
+        while (
+            pos < len(aggregates)
+            and aggregates[pos].index in faulted
+            and _names(aggregates[pos]) != seen
+        ):
+            pos += 1  # a kept-back call whose aggregate the gateway never got
+        if pos >= len(aggregates):
+            extra += 1
+            continue
+        call = aggregates[pos]
+        pos += 1
+        if seen != _names(call):
+            mismatched.append(
+                f"{label(frame)} names {seen} but the aggregated answer of model call "
+                f"#{call.index} called {_names(call)}"
+            )
+    if extra:
         problems.append(
-            f"{len(frames)} tool_call frame(s) for {len(expected)} aggregated function-call "
-            f"event(s): {extra} came from partial events (the aggregate is the only source)"
-            + _repeated_example(obs.frames)
+            f"{len(frames)} tool_call frame(s) for {len(frames) - extra} aggregated "
+            f"function-call event(s): {extra} came from partial events (the aggregate is the "
+            "only source)" + _repeated_example(obs.frames)
         )
     else:
-        for frame, seen, call in zip(frames, observed, aggregates, strict=False):
-            if seen != _names(call):
-                problems.append(
-                    f"{label(frame)} names {seen} but the aggregated answer of model call "
-                    f"#{call.index} called {_names(call)}"
-                )
-        if done and len(frames) < len(expected):
-            missing = expected[len(frames) :]
+        problems.extend(mismatched)
+        missing = [_names(c) for c in aggregates[pos:] if c.index not in faulted]
+        if done and missing:
             problems.append(
                 f"the run completed (done) but {len(missing)} aggregated function-call event(s) "
                 f"got no tool_call frame: {_render(missing)}"
@@ -152,10 +175,11 @@ def tool_once_verdicts(obs: GatewayObservation) -> list[Verdict]:
     delivered = [c for c in obs.model_calls if c.completed and c.error_sent is None]
     most = Counter(n for c in delivered for n in _names(c))
     served = obs.service_tools
+    faulted = link_faulted_calls(obs)  # the gateway may never have got these aggregates
     least = Counter(
         n
         for c in obs.model_calls
-        if _aggregated(c)
+        if _aggregated(c) and c.index not in faulted
         for n in _names(c)
         if (n in served if served is not None else n not in ADK_INTERNAL)
     )

@@ -7,10 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from harness.faults.records import FaultRef, LinkEvent
-from harness.suites.gateway.checks.rendering import (
-    answer_as_message_verdicts,
-    link_faulted_calls,
-)
+from harness.suites.gateway.checks.frames import link_faulted_calls
+from harness.suites.gateway.checks.rendering import answer_as_message_verdicts
 from harness.suites.gateway.checks.run_bound import run_bound_error_verdicts, run_bound_verdicts
 from harness.suites.gateway.observation import ChatResponse, GatewayObservation, ModelCall
 from harness.tests.suites.gateway.observations import (
@@ -44,6 +42,7 @@ def _link(*records: tuple[str, float, dict[str, Any]]) -> dict[str, tuple[LinkEv
 
 STALLED = _link(
     ("request", 0.1, {}),
+    ("response_headers", 0.15, {"status": 200}),
     ("fault", 0.2, {"fault": FaultRef(index=0, action="stall")}),
     ("end", 3.05, {"how": "fin", "by": "client"}),
 )
@@ -138,11 +137,14 @@ def test_a_call_kept_from_the_gateway_by_a_link_fault_is_owed_no_message() -> No
     assert link_faulted_calls(obs) == {0}
     (verdict,) = answer_as_message_verdicts(obs)
     assert verdict.outcome is Outcome.NOT_APPLICABLE
-    # a stall the exchange came out of (released in full) still owes the message
+    # a stall the exchange came out of (released in full: the call's one chunk forwarded)
+    # still owes the message
     released = _obs(
         link_events=_link(
             ("request", 0.1, {}),
+            ("response_headers", 0.15, {"status": 200}),
             ("fault", 0.2, {"fault": FaultRef(index=0, action="stall")}),
+            ("event", 0.9, {"event_index": 1, "detail": "message"}),
             ("end", 1.0, {"how": "clean", "by": "upstream"}),
         )
     )
