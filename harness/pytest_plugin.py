@@ -34,9 +34,10 @@ if TYPE_CHECKING:
     from harness.session import HarnessSession
     from harness.suites.loading import LoadedScenario, ScenarioIds
 
-pytest_plugins = ("harness.pytest_fixtures",)
+pytest_plugins = ("harness.pytest_fixtures", "harness.pytest_parallel")
 """The fixtures for a team's own tests (``fake_model``, ``fake_a2a``, ``fault_link``...): a
-module of their own, as cheap to import as this one."""
+module of their own, as cheap to import as this one; and the hooks for pytest-xdist workers
+and ``--streamproof-shard`` (:mod:`harness.pytest_parallel`)."""
 
 _SESSION_KEY: pytest.StashKey[HarnessSession] = pytest.StashKey()
 _COLLECTED_FILES: pytest.StashKey[int] = pytest.StashKey()
@@ -342,8 +343,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from harness import pytest_parallel as parallel
+
     config = session.config
     holder = config.stash.get(_SESSION_KEY, None)
+    if parallel.is_worker(config):
+        # Its records go to the controller, which writes the one report of the run.
+        parallel.send_records(config, holder, config.stash.get(_SCENARIOS_KEY, 0))
+        return
+    if parallel.is_controller(config):
+        holder, config.stash[_SCENARIOS_KEY] = parallel.gather(config, holder)
     if holder is None and config.stash.get(_SCENARIOS_KEY, 0) and not config.option.collectonly:
         # Scenarios were selected but none ran (interrupted first, or stopped by -x): the
         # report still says what this session did. A session without scenarios (a project's
@@ -357,6 +366,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             # Killed by a signal, as a shell reports it (130 SIGINT, 143 SIGTERM, 129 SIGHUP),
             # rather than pytest's generic "interrupted".
             session.exitstatus = holder.interrupts.exit_status
+    if parallel.is_controller(config):
+        parallel.reorder_junit(config)
 
 
 def pytest_terminal_summary(

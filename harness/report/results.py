@@ -48,13 +48,18 @@ def results_report(
     pytest_args: Sequence[str] | None = None,
     engine: str | None = None,
     baseline: Baseline | None = None,
+    workers: int | None = None,
+    shard: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report of one run from its per-scenario records. ``targets``: per scenario kind, the
     target its environment ran (``Environment.target_info``); ``command_line`` (default
     ``sys.argv``) and ``pytest_args`` go into the report's ``environment``. With a
     ``baseline``, a scenario whose enforced failures are all known (``known_failure`` in its
     record) does not make the run fail, and the summary gets ``baseline``
-    (:func:`harness.report.baseline.baseline_summary`)."""
+    (:func:`harness.report.baseline.baseline_summary`). ``workers``: how many parallel workers
+    ran the scenarios (``-n``; None when they ran in this process), in ``environment.workers``;
+    ``shard``: which part of the selection this run was (``--shard``), in
+    ``environment.shard`` and, as ``I/N``, ``summary.shard``."""
     outcomes = [r.get("outcome", "failed") for r in records]
     per_requirement: dict[str, dict[str, Any]] = {}
     for record in records:
@@ -91,6 +96,21 @@ def results_report(
     }
     if baseline is not None:
         summary["baseline"] = baseline_summary(baseline, records, strict=strict)
+    if shard is not None:
+        summary["shard"] = f"{shard['index']}/{shard['count']}"
+    environment = provenance(
+        targets=targets or {},
+        time_scale=time_scale,
+        bug=bug,
+        strict=strict,
+        command_line=sys.argv if command_line is None else command_line,
+        pytest_args=pytest_args,
+        engine=engine,
+    )
+    if workers is not None:
+        environment["workers"] = workers
+    if shard is not None:
+        environment["shard"] = dict(shard)
     return {
         "tool": "streamproof",
         "report_version": REPORT_VERSION,
@@ -102,15 +122,7 @@ def results_report(
         "duration_s": round(duration_s, 3),
         "pytest_exit_status": int(exitstatus),
         "summary": summary,
-        "environment": provenance(
-            targets=targets or {},
-            time_scale=time_scale,
-            bug=bug,
-            strict=strict,
-            command_line=sys.argv if command_line is None else command_line,
-            pytest_args=pytest_args,
-            engine=engine,
-        ),
+        "environment": environment,
         "requirements": {
             rid: {"statement": REGISTRY[rid].statement, **entry}
             for rid, entry in sorted(per_requirement.items())
