@@ -109,7 +109,7 @@ def test_durations_file_errors_name_the_file(tmp_path: Path) -> None:
         durations_of_report(broken)
     other = tmp_path / "other.json"
     other.write_text('{"tool": "else"}')
-    with pytest.raises(DurationsError, match="not a streamproof results.json"):
+    with pytest.raises(DurationsError, match=r"not a streamproof results\.json"):
         durations_of_report(other)
 
 
