@@ -123,7 +123,7 @@ def _run(reports: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], 
 
 def test_serial_parallel_and_sharded_runs_reach_the_same_verdicts(tmp_path: Path) -> None:
     """A mutant, so failures are compared too: per scenario and requirement, the same verdict
-    serially, on two workers, and as two shards put together."""
+    serially, on two workers, and as two shards put together (the first on two workers)."""
     require_module("google.adk")
     require_module("xdist")
     serial_run, serial = _run(tmp_path / "serial")
@@ -150,13 +150,16 @@ def test_serial_parallel_and_sharded_runs_reach_the_same_verdicts(tmp_path: Path
         reports = tmp_path / f"shard{index}"
         reports.mkdir()
         (reports / "results.json").write_text((tmp_path / "serial" / "results.json").read_text())
-        shard_run, shard = _run(reports, "--shard", f"{index}/2")
+        # The first part on two workers: shards and workers combine.
+        workers = ["-n", "2"] if index == 1 else []
+        shard_run, shard = _run(reports, "--shard", f"{index}/2", *workers)
         assert shard_run.returncode in (0, 1), shard_run.stdout[-3000:]
         assert shard["summary"]["shard"] == f"{index}/2"
         info = shard["environment"]["shard"]
         assert info["balanced_by"] == "durations" and info["of"] == len(expected)
         assert info["durations_from"] == str(reports / "results.json")
         assert f"shard {index}/2: {info['scenarios']} of the {len(expected)}" in shard_run.stdout
+        assert shard["environment"].get("workers") == (2 if index == 1 else None)
         part = _verdicts(shard)
         assert not set(part) & set(merged)  # disjoint
         merged |= part
