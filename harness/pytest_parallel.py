@@ -144,10 +144,14 @@ def pytest_collection_modifyitems(
     if text is None:
         return
     from harness.parallel import parse_shard, split
-    from harness.pytest_plugin import ScenarioItem
+    from harness.suites.loading import LoadedScenario
 
     shard = parse_shard(text)
-    scenarios = [i for i, item in enumerate(items) if isinstance(item, ScenarioItem)]
+    scenarios = [
+        i
+        for i, item in enumerate(items)
+        if isinstance(getattr(item, "loaded", None), LoadedScenario)  # a ScenarioItem
+    ]
     ids = [items[i].name for i in scenarios]
     durations, source = _durations(config)
     known = {sid: durations[sid] for sid in ids if sid in durations}
@@ -166,6 +170,11 @@ def pytest_collection_modifyitems(
         "balanced_by": "durations" if known else "count",
         "durations_from": source if known else None,
     }
+
+
+def shard_of(config: pytest.Config) -> dict[str, Any] | None:
+    """Which part of the selection this session ran (``--streamproof-shard``), or None."""
+    return config.stash.get(SHARD_KEY, None)
 
 
 # --- workers ------------------------------------------------------------------------------
@@ -203,15 +212,15 @@ def pytest_xdist_node_collection_finished(node: Any, ids: Sequence[str]) -> None
     if _ORDER_KEY in config.stash:
         return
     config.stash[_ORDER_KEY] = list(ids)
-    from harness.pytest_plugin import _SESSION_KEY, _is_scenario_file
+    from harness.pytest_shared import SESSION_KEY, is_scenario_file
 
     root = config.rootpath
-    if any(_is_scenario_file(root / nodeid.split("::", 1)[0], config) for nodeid in ids):
+    if any(is_scenario_file(root / nodeid.split("::", 1)[0], config) for nodeid in ids):
         # Scenarios will run: from now on SIGTERM and SIGHUP interrupt this process as Ctrl-C
         # does (the session installs that), so the workers are told and the report written.
         from harness.session import session_for
 
-        session_for(config, _SESSION_KEY)
+        session_for(config, SESSION_KEY)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -248,7 +257,7 @@ def gather(
     needed), in collection order, and how many scenarios were selected; (None, 0) when the
     workers selected none (a project's own tests)."""
     from harness.parallel import merge_worker_records
-    from harness.pytest_plugin import _SESSION_KEY, _is_scenario_file
+    from harness.pytest_shared import SESSION_KEY, is_scenario_file
     from harness.session import session_for
 
     outputs: list[dict[str, Any]] = []
@@ -260,13 +269,13 @@ def gather(
     # Workers killed before they could answer still collected: the report says what was
     # selected, as a serial run interrupted before its first scenario does.
     collected = sum(
-        1 for nodeid in order if _is_scenario_file(config.rootpath / nodeid.split("::")[0], config)
+        1 for nodeid in order if is_scenario_file(config.rootpath / nodeid.split("::")[0], config)
     )
     scenarios = max([collected, *(int(o.get("scenarios", 0)) for o in outputs)])
     if not scenarios:
         return None, 0
     if holder is None:
-        holder = session_for(config, _SESSION_KEY)
+        holder = session_for(config, SESSION_KEY)
     holder.records = merge_worker_records(
         order, ([(str(n), r) for n, r in o.get("records", [])] for o in outputs)
     )

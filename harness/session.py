@@ -22,7 +22,6 @@ from harness.capabilities import ScenarioSkipped
 from harness.durations import DEFAULT_TIME_SCALE
 from harness.interrupts import Interrupts
 from harness.loop import BackgroundLoop
-from harness.pytest_parallel import SHARD_KEY
 from harness.report.baseline import Baseline, headline, load_baseline
 from harness.report.html import write_html
 from harness.report.results import results_report, write_results
@@ -79,7 +78,7 @@ class HarnessSession:
         back in collection order)."""
         self.workers: int | None = None
         """How many xdist workers ran the scenarios (set on the controller of ``-n N``)."""
-        self.shard: dict[str, Any] | None = config.stash.get(SHARD_KEY, None)
+        self.shard: dict[str, Any] | None = None
         """Which part of the selection this run is (``--shard I/N``), for the report."""
         self.observations: dict[int, Any] = {}
         """Every scenario's full observation (the suite's model), by the index of its record in
