@@ -114,6 +114,28 @@ def _parser() -> argparse.ArgumentParser:
         f"{MAX_CONCURRENCY}; distinct sessions, users and markers), judged by the concurrency "
         "checks too, with time-to-first-frame and frame latency figures",
     )
+    run.add_argument(
+        "-n",
+        dest="workers",
+        metavar="N",
+        default=None,
+        help="run the scenarios on N parallel workers (pytest-xdist; auto: one per CPU), each "
+        "with its own target and fakes; one report as a serial run writes",
+    )
+    run.add_argument(
+        "--shard",
+        metavar="I/N",
+        default=None,
+        help="run only part I (from 1) of N of the selected scenarios, for a CI matrix of N "
+        "jobs: disjoint parts whose union is the whole, balanced by the last report's durations",
+    )
+    run.add_argument(
+        "--durations-from",
+        metavar="FILE",
+        default=None,
+        help="the results.json whose durations balance --shard (default: the last run's, "
+        "REPORT_DIR/results.json, when there is one)",
+    )
     run.add_argument("-k", metavar="EXPR", help="only scenarios whose id matches EXPR")
     run.add_argument("-x", "--exitfirst", action="store_true")
     run.add_argument("-q", "--quiet", action="store_true")
@@ -440,6 +462,20 @@ def _print_counts(results: Path, rerun: Sequence[str] = ()) -> None:
     for line in render_summary(report, rerun):
         print(line)
     print(f"streamproof: {render_counts(counts)}")
+    environment = report.get("environment") or {}
+    shard = environment.get("shard")
+    if isinstance(shard, dict):
+        how = (
+            f"balanced by the durations in {shard.get('durations_from')}"
+            if shard.get("balanced_by") == "durations"
+            else "balanced by count"
+        )
+        print(
+            f"streamproof: shard {shard.get('index')}/{shard.get('count')}: "
+            f"{shard.get('scenarios')} of the {shard.get('of')} selected scenario(s), {how}"
+        )
+    if environment.get("workers"):
+        print(f"streamproof: ran on {environment['workers']} parallel worker(s)")
 
 
 def _validate(paths: Sequence[str]) -> int:
@@ -472,6 +508,24 @@ def _validate(paths: Sequence[str]) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    """``streamproof run``; with ``--shard`` and no ``--durations-from``, the last run's
+    durations are kept aside (the run removes its results.json before it starts) for the
+    split to read."""
+    import tempfile
+
+    last = Path(args.report_dir) / "results.json"
+    if args.shard is None or args.durations_from is not None or not last.is_file():
+        return _run_scenarios(args, None)
+    with tempfile.TemporaryDirectory(prefix="streamproof-durations-") as folder:
+        kept = Path(folder) / "results.json"
+        try:
+            kept.write_bytes(last.read_bytes())
+        except OSError:
+            return _run_scenarios(args, None)  # unreadable: the shards go by count
+        return _run_scenarios(args, (kept, str(last)))
+
+
+def _run_scenarios(args: argparse.Namespace, last_durations: tuple[Path, str] | None) -> int:
     reports = Path(args.report_dir)
     # A report left by an earlier run must never pass for this one's.
     for name in ("results.json", "junit.xml"):
@@ -499,6 +553,10 @@ def _run(args: argparse.Namespace) -> int:
         return _bad_input(
             report_dir, "--concurrency " + CONCURRENCY_RANGE.format(args.concurrency), args
         )
+    parallel = _parallel_options(args, last_durations)
+    if isinstance(parallel, str):
+        return _bad_input(report_dir, parallel, args)
+    target = None
     if args.target is not None:
         from harness.suites import suite
         from harness.suites.input_files import check_target_file
@@ -511,7 +569,7 @@ def _run(args: argparse.Namespace) -> int:
             return _bad_input(report_dir, "\n".join(map(str, checked.problems)), args)
         kind = checked.target_kind or "gateway"
         try:
-            suite(kind).load_target(args.target)
+            target = suite(kind).load_target(args.target)
         except TargetConfigError as exc:
             return _bad_input(report_dir, str(exc), args)
         own_suite = Path(paths[0]) / kind.replace("-", "_")
@@ -541,6 +599,13 @@ def _run(args: argparse.Namespace) -> int:
             return _bad_input(
                 report_dir, f"--bug {args.bug}: unknown; choose one of {', '.join(names)}", args
             )
+
+    if target is not None and args.workers is not None:
+        from harness.parallel import parallel_refusal
+
+        refusal = parallel_refusal(target, parallel[0])
+        if refusal is not None:
+            return _bad_input(report_dir, f"streamproof run {refusal}", args)
 
     import pytest
 
@@ -582,6 +647,7 @@ def _run(args: argparse.Namespace) -> int:
         pytest_args.append(f"--streamproof-baseline={args.baseline}")
     if args.concurrency is not None:
         pytest_args.append(f"--streamproof-concurrency={args.concurrency}")
+    pytest_args += parallel[1]
     if args.k:
         pytest_args += ["-k", args.k]
     if args.exitfirst:
@@ -620,12 +686,64 @@ def _run(args: argparse.Namespace) -> int:
             if args.k and tally.collected
             else f"streamproof run: no scenario found under {where}"
         )
+        if args.shard is not None:
+            reason += (
+                f" in shard {args.shard} (a part of a selection with fewer scenarios than "
+                "parts is empty: use at most as many parts as scenarios)"
+            )
     else:
         reason = f"streamproof run: pytest stopped with exit status {code} (see above)"
     if (report_dir / "results.json").exists():
         print(reason, file=sys.stderr)
         return EXIT_BAD_INPUT
     return _bad_input(report_dir, reason, args)
+
+
+def _parallel_options(
+    args: argparse.Namespace, last_durations: tuple[Path, str] | None
+) -> tuple[int | str, list[str]] | str:
+    """``-n``, ``--shard`` and ``--durations-from`` checked: the number of workers (1 when
+    not parallel) and pytest's options for them, or why they are bad input."""
+    from harness.parallel import DurationsError, durations_of_report, parse_shard, parse_workers
+
+    workers: int | str = 1
+    options: list[str] = []
+    os.environ.pop("STREAMPROOF_DURATIONS_LABEL", None)
+    if args.workers is not None:
+        try:
+            workers = parse_workers(args.workers)
+        except ValueError as exc:
+            return f"streamproof run -n: {exc}"
+        if workers != 0 and importlib.util.find_spec("xdist") is None:
+            return (
+                f"streamproof run -n {workers}: pytest-xdist is not installed (pip install "
+                "pytest-xdist); without -n the scenarios run one after another"
+            )
+        options += ["-n", str(workers)]
+    if args.shard is not None:
+        try:
+            parse_shard(args.shard)
+        except ValueError as exc:
+            return f"streamproof run --shard {exc}"
+        options.append(f"--streamproof-shard={args.shard}")
+        if args.durations_from is not None:
+            try:
+                durations_of_report(Path(args.durations_from))
+            except DurationsError as exc:
+                return f"streamproof run --durations-from {exc}"
+            options.append(f"--streamproof-durations-from={args.durations_from}")
+        elif last_durations is not None:
+            kept, label = last_durations
+            try:
+                durations_of_report(kept)
+            except DurationsError:
+                pass  # not a report of scenarios: the parts are balanced by count
+            else:
+                options.append(f"--streamproof-durations-from={kept}")
+                os.environ["STREAMPROOF_DURATIONS_LABEL"] = label
+    elif args.durations_from is not None:
+        return "streamproof run --durations-from: it balances --shard, which is not given"
+    return workers, options
 
 
 class _Tally:

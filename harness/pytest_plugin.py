@@ -27,18 +27,20 @@ import pytest
 from _pytest._code.code import ReprFileLocation, TerminalRepr
 
 from harness.faults.engine_names import ENGINES
+from harness.pytest_shared import SESSION_KEY
+from harness.pytest_shared import is_scenario_file as _is_scenario_file
 
 if TYPE_CHECKING:
     from _pytest._io import TerminalWriter
 
-    from harness.session import HarnessSession
     from harness.suites.loading import LoadedScenario, ScenarioIds
 
-pytest_plugins = ("harness.pytest_fixtures",)
+pytest_plugins = ("harness.pytest_fixtures", "harness.pytest_parallel")
 """The fixtures for a team's own tests (``fake_model``, ``fake_a2a``, ``fault_link``...): a
-module of their own, as cheap to import as this one."""
+module of their own, as cheap to import as this one; and the hooks for pytest-xdist workers
+and ``--streamproof-shard`` (:mod:`harness.pytest_parallel`)."""
 
-_SESSION_KEY: pytest.StashKey[HarnessSession] = pytest.StashKey()
+_SESSION_KEY = SESSION_KEY
 _COLLECTED_FILES: pytest.StashKey[int] = pytest.StashKey()
 _IDS_KEY: pytest.StashKey[ScenarioIds] = pytest.StashKey()
 _SCENARIOS_KEY: pytest.StashKey[int] = pytest.StashKey()
@@ -160,23 +162,6 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(
                 f"--streamproof-bug {bug}: unknown; choose one of {', '.join(names)}"
             )
-
-
-def _is_scenario_file(path: Path, config: pytest.Config) -> bool:
-    if path.suffix not in (".yaml", ".yml"):
-        return False
-    if path.name.endswith((".scenario.yaml", ".scenario.yml")):
-        return True
-    folders: list[Path] = config.getini("streamproof_dirs")
-    extra = os.environ.get("STREAMPROOF_SCENARIO_PATHS")
-    if extra:
-        folders = [*folders, *(Path(p) for p in extra.split(os.pathsep) if p)]
-    resolved = path.resolve()
-    for folder in folders:
-        folder = folder.resolve()
-        if resolved == folder or folder in resolved.parents:
-            return True
-    return False
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -359,8 +344,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from harness import pytest_parallel as parallel
+
     config = session.config
     holder = config.stash.get(_SESSION_KEY, None)
+    if parallel.is_worker(config):
+        # Its records go to the controller, which writes the one report of the run.
+        parallel.send_records(config, holder, config.stash.get(_SCENARIOS_KEY, 0))
+        return
+    if parallel.is_controller(config):
+        holder, config.stash[_SCENARIOS_KEY] = parallel.gather(config, holder)
+    elif holder is not None:
+        holder.shard = parallel.shard_of(config)
     if holder is None and config.stash.get(_SCENARIOS_KEY, 0) and not config.option.collectonly:
         # Scenarios were selected but none ran (interrupted first, or stopped by -x): the
         # report still says what this session did. A session without scenarios (a project's
@@ -374,6 +369,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             # Killed by a signal, as a shell reports it (130 SIGINT, 143 SIGTERM, 129 SIGHUP),
             # rather than pytest's generic "interrupted".
             session.exitstatus = holder.interrupts.exit_status
+    if parallel.is_controller(config):
+        parallel.reorder_junit(config)
 
 
 def pytest_terminal_summary(

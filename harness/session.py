@@ -40,6 +40,9 @@ class ScenarioItem(Protocol):
     loaded: LoadedScenario
     user_properties: list[tuple[str, object]]
 
+    @property
+    def nodeid(self) -> str: ...
+
 
 START_BUDGET = 180.0
 """Seconds the harness gives the environment to start (the target's own ready timeout is
@@ -72,6 +75,13 @@ class HarnessSession:
         # As with the CLI, the report lands in reports/ by default (under pytest's rootdir).
         self.report_dir = Path(report_dir) if report_dir else config.rootpath / "reports"
         self.records: list[dict[str, Any]] = []
+        self.nodeids: list[str] = []
+        """The pytest node id of each record (how a parallel run puts the workers' records
+        back in collection order)."""
+        self.workers: int | None = None
+        """How many xdist workers ran the scenarios (set on the controller of ``-n N``)."""
+        self.shard: dict[str, Any] | None = None
+        """Which part of the selection this run is (``--shard I/N``), for the report."""
         self.observations: dict[int, Any] = {}
         """Every scenario's full observation (the suite's model), by the index of its record in
         :attr:`records`, whatever the report keeps of it."""
@@ -85,7 +95,7 @@ class HarnessSession:
         # pytest, such as `streamproof run`, handles them itself).
         self.interrupts = Interrupts()
         self.interrupts.install(only_defaults=True)
-        self._targets: dict[str, dict[str, Any]] = {}
+        self.targets: dict[str, dict[str, Any]] = {}
         """Per scenario kind, the target its environment runs (for the report's provenance)."""
 
     # --- environment ----------------------------------------------------------------------
@@ -98,7 +108,7 @@ class HarnessSession:
         if env is None:
             try:
                 env = self._make_environment(kind)
-                self._targets[kind] = env.target_info
+                self.targets[kind] = env.target_info
                 if self._loop is None:
                     self._loop = BackgroundLoop()
                 self._loop.run(env.start(), timeout=START_BUDGET)
@@ -106,7 +116,7 @@ class HarnessSession:
                 self._start_errors[kind] = exc
                 raise
             self._envs[kind] = env
-            self._targets[kind] = env.target_info  # now with what it learnt at start
+            self.targets[kind] = env.target_info  # now with what it learnt at start
         return env
 
     def _make_environment(self, kind: str) -> Environment:
@@ -141,6 +151,7 @@ class HarnessSession:
         }
         index = len(self.records)
         self.records.append(record)
+        self.nodeids.append(item.nodeid)
         started = time.monotonic()
         try:
             env = self._environment(scenario.kind)
@@ -251,7 +262,16 @@ class HarnessSession:
     # --- end of session -------------------------------------------------------------------
 
     def finish(self, exitstatus: int) -> None:
-        self.interrupts.restore()
+        try:
+            self.close()
+        finally:
+            self.write_report(exitstatus)
+
+    def close(self) -> None:
+        """Stop every environment this session started (targets, fakes, links). A second
+        signal while they close is remembered, not raised: it must not leave a target behind
+        (a parallel run's workers can get one from the terminal and one from the controller)."""
+        self.interrupts.hold()
         try:
             for env in self._envs.values():
                 if self._loop is not None:
@@ -261,7 +281,9 @@ class HarnessSession:
         finally:
             if self._loop is not None:
                 self._loop.close()
-            self.write_report(exitstatus)
+                self._loop = None
+            self._envs.clear()
+            self.interrupts.restore()
 
     def write_report(self, exitstatus: int) -> Path:
         """``results.json`` and, beside it, ``report.html`` drawn from the same report."""
@@ -282,7 +304,9 @@ class HarnessSession:
             started_at=self.started_at,
             duration_s=time.monotonic() - self._t0,
             exitstatus=exitstatus,
-            targets=self._targets,
+            targets=self.targets,
+            workers=self.workers,
+            shard=self.shard,
             command_line=sys.argv,
             pytest_args=[str(arg) for arg in self.config.invocation_params.args],
             concurrency=self.concurrency,

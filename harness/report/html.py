@@ -167,6 +167,21 @@ def _page(report: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _parallel_text(env: Mapping[str, Any]) -> str | None:
+    """``shard 2/4 (11 of the 42 selected scenarios); 2 parallel workers``, or None for a
+    whole selection run in one process."""
+    parts: list[str] = []
+    shard = env.get("shard")
+    if isinstance(shard, Mapping):
+        parts.append(
+            f"shard {shard.get('index')}/{shard.get('count')} ({shard.get('scenarios')} of the "
+            f"{shard.get('of')} selected scenarios, balanced by {shard.get('balanced_by')})"
+        )
+    if env.get("workers"):
+        parts.append(f"{env['workers']} parallel workers")
+    return "; ".join(parts) or None
+
+
 def _header(
     report: Mapping[str, Any], summary: Mapping[str, Any], env: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -213,6 +228,7 @@ def _header(
         "versions": [(name, version or "not installed") for name, version in versions],
         "command": shlex.join(map(str, command)) if isinstance(command, list) else None,
         "baseline": baseline if isinstance(baseline, Mapping) else None,
+        "parallel": _parallel_text(env),
     }
 
 

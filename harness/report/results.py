@@ -49,6 +49,8 @@ def results_report(
     engine: str | None = None,
     baseline: Baseline | None = None,
     concurrency: int = 1,
+    workers: int | None = None,
+    shard: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report of one run from its per-scenario records. ``targets``: per scenario kind, the
     target its environment ran (``Environment.target_info``); ``command_line`` (default
@@ -57,7 +59,10 @@ def results_report(
     record) does not make the run fail, and the summary gets ``baseline``
     (:func:`harness.report.baseline.baseline_summary`). With ``concurrency`` above 1 (K
     copies of each scenario at once), the report says so in ``concurrency`` and each scenario
-    that ran keeps its latency figures under that load in its record's ``concurrency``."""
+    that ran keeps its latency figures under that load in its record's ``concurrency``.
+    ``workers``: how many parallel workers ran the scenarios (``-n``; None when they ran in
+    this process), in ``environment.workers``; ``shard``: which part of the selection this run
+    was (``--shard``), in ``environment.shard`` and, as ``I/N``, ``summary.shard``."""
     outcomes = [r.get("outcome", "failed") for r in records]
     per_requirement: dict[str, dict[str, Any]] = {}
     for record in records:
@@ -94,6 +99,21 @@ def results_report(
     }
     if baseline is not None:
         summary["baseline"] = baseline_summary(baseline, records, strict=strict)
+    if shard is not None:
+        summary["shard"] = f"{shard['index']}/{shard['count']}"
+    environment = provenance(
+        targets=targets or {},
+        time_scale=time_scale,
+        bug=bug,
+        strict=strict,
+        command_line=sys.argv if command_line is None else command_line,
+        pytest_args=pytest_args,
+        engine=engine,
+    )
+    if workers is not None:
+        environment["workers"] = workers
+    if shard is not None:
+        environment["shard"] = dict(shard)
     report: dict[str, Any] = {
         "tool": "streamproof",
         "report_version": REPORT_VERSION,
@@ -105,15 +125,7 @@ def results_report(
         "duration_s": round(duration_s, 3),
         "pytest_exit_status": int(exitstatus),
         "summary": summary,
-        "environment": provenance(
-            targets=targets or {},
-            time_scale=time_scale,
-            bug=bug,
-            strict=strict,
-            command_line=sys.argv if command_line is None else command_line,
-            pytest_args=pytest_args,
-            engine=engine,
-        ),
+        "environment": environment,
         "requirements": {
             rid: {"statement": REGISTRY[rid].statement, **entry}
             for rid, entry in sorted(per_requirement.items())

@@ -240,6 +240,27 @@ def test_the_header_says_failed_with_the_counts_target_time_scale_and_command() 
     assert ok.find_all("header", "verdict")[0].classes == {"verdict", "ok"}
 
 
+def test_the_header_says_which_shard_and_how_many_workers() -> None:
+    report = _report()
+    whole = " ".join(parse(render_html(report)).find_all("header", "verdict")[0].all_text().split())
+    assert "shard" not in whole and "parallel workers" not in whole
+    report["environment"]["shard"] = {
+        "index": 2,
+        "count": 4,
+        "scenarios": 11,
+        "of": 42,
+        "balanced_by": "durations",
+        "durations_from": "reports/results.json",
+    }
+    report["environment"]["workers"] = 2
+    (header,) = parse(render_html(report)).find_all("header", "verdict")
+    text = " ".join(header.all_text().split())
+    assert (
+        "shard 2/4 (11 of the 42 selected scenarios, balanced by durations); 2 parallel workers"
+        in text
+    )
+
+
 def test_the_matrix_has_a_row_per_requirement_a_column_per_scenario_and_each_state() -> None:
     columns, rows = _matrix(parse(render_html(_report())))
     assert columns == ["gateway/plain", "gateway/model-error", "gateway/multi", "a2a_client/failed"]

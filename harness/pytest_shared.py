@@ -1,0 +1,38 @@
+"""What the streamproof plugin's modules share (:mod:`harness.pytest_plugin`,
+:mod:`harness.pytest_parallel`): the session's stash key and which files hold scenarios.
+Cheap to import: pytest and the standard library only."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from harness.session import HarnessSession
+
+__all__ = ["SESSION_KEY", "is_scenario_file"]
+
+SESSION_KEY: pytest.StashKey[HarnessSession] = pytest.StashKey()
+"""The session's :class:`~harness.session.HarnessSession` (made when a scenario first runs)."""
+
+
+def is_scenario_file(path: Path, config: pytest.Config) -> bool:
+    """A ``*.scenario.yaml`` anywhere, or a ``.yaml`` under a folder of the
+    ``streamproof_dirs`` ini option or of ``STREAMPROOF_SCENARIO_PATHS`` (the CLI's paths)."""
+    if path.suffix not in (".yaml", ".yml"):
+        return False
+    if path.name.endswith((".scenario.yaml", ".scenario.yml")):
+        return True
+    folders: list[Path] = config.getini("streamproof_dirs")
+    extra = os.environ.get("STREAMPROOF_SCENARIO_PATHS")
+    if extra:
+        folders = [*folders, *(Path(p) for p in extra.split(os.pathsep) if p)]
+    resolved = path.resolve()
+    for folder in folders:
+        folder = folder.resolve()
+        if resolved == folder or folder in resolved.parents:
+            return True
+    return False
