@@ -14,8 +14,12 @@ import pytest
 
 from harness.suites import REGISTRY
 from harness.suites.gateway.reference.mutants import BUGS, INTENDED
+from harness.suites.loading import load_scenarios
 from harness.tests.conftest import require_module
 from harness.verdicts import Level
+
+# Slow: every test runs streamproof (and the reference gateway on google-adk) in a subprocess.
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 GATEWAY_SCENARIOS = ROOT / "scenarios" / "gateway"
@@ -71,17 +75,52 @@ def assert_declared_requirements_judged(report: dict[str, object]) -> None:
     assert not unjudged, "declared but never judged: " + ", ".join(unjudged)
 
 
+# Mutants whose rule the scenarios that declare it cannot show, and the scenarios that do
+# (measured against the whole suite): plain-streamed-answer declares GW-FRAME-ID-FRESH, but its
+# events carry one frame each, so a counter that advances per event is never seen reusing one.
+SHOWN_ALSO_BY = {
+    "reused-frame-ids": ("gateway/text-then-tool-call", "gateway/one-tool-call-streamed"),
+}
+
+
+def scenarios_showing(bug: str, requirement: str) -> tuple[list[str], list[str]]:
+    """The bundled gateway scenarios built to test ``requirement`` (its id in their
+    ``requirements:``), and any :data:`SHOWN_ALSO_BY` names for ``bug``: files and ids."""
+    files: list[str] = []
+    ids: list[str] = []
+    also = SHOWN_ALSO_BY.get(bug, ())
+    for file in sorted(GATEWAY_SCENARIOS.glob("*.yaml")):
+        chosen = [
+            s.scenario.id
+            for s in load_scenarios(file)
+            if requirement in s.scenario.requirements or s.scenario.id in also
+        ]
+        if chosen:
+            files.append(str(file))
+            ids += chosen
+    return files, ids
+
+
 @pytest.mark.parametrize("bug", sorted(BUGS))
 def test_every_mutant_fails_with_its_requirement_id(bug: str, tmp_path: Path) -> None:
+    """Each mutant fails the run under the requirement meant for it. It runs the scenarios
+    that declare that requirement, not the whole suite: those are the scenarios built to show
+    the rule (test_reference_passes_every_gateway_scenario proves each judges it), and the
+    reference passes all of them, so a failure there is this mutant's. ``streamproof
+    mutants`` still runs every mutant against the whole suite."""
     requirement = REGISTRY[INTENDED[bug]]
+    files, ids = scenarios_showing(bug, requirement.id)
+    assert ids, f"no bundled gateway scenario declares {requirement.id} (the rule {bug} breaks)"
     # A SHOULD does not fail a run unless --strict; its mutant is proven under --strict.
     strict = ["--strict"] if requirement.level is Level.SHOULD else []
+    only = ["-k", " or ".join(ids)]
     run = streamproof(
-        "run", str(GATEWAY_SCENARIOS), "--bug", bug, "--report-dir", str(tmp_path), "-q", *strict
+        "run", *files, *only, "--bug", bug, "--report-dir", str(tmp_path), "-q", *strict
     )
     assert run.returncode == 1, run.stdout[-4000:] + run.stderr[-2000:]
     assert f"[{requirement.id} {requirement.level.value}]" in run.stdout
     report = json.loads((tmp_path / "results.json").read_text())
+    assert sorted(s["id"] for s in report["scenarios"]) == sorted(ids)  # exactly those ran
     caught = report["requirements"][requirement.id]
     assert caught["fail"] + caught["non-strict"] >= 1, caught
 
