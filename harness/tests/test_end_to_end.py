@@ -103,11 +103,12 @@ def scenarios_showing(bug: str, requirement: str) -> tuple[list[str], list[str]]
 
 @pytest.mark.parametrize("bug", sorted(BUGS))
 def test_every_mutant_fails_with_its_requirement_id(bug: str, tmp_path: Path) -> None:
-    """Each mutant fails the run under the requirement meant for it. It runs the scenarios
-    that declare that requirement, not the whole suite: those are the scenarios built to show
-    the rule (test_reference_passes_every_gateway_scenario proves each judges it), and the
-    reference passes all of them, so a failure there is this mutant's. ``streamproof
-    mutants`` still runs every mutant against the whole suite."""
+    """Each mutant fails the run under the requirement meant for it, on the scenarios that
+    can show that rule: those that declare it (test_reference_passes_every_gateway_scenario
+    proves the reference passes each and judges what it declares) plus SHOWN_ALSO_BY's, not
+    the whole suite (a ninth of the scenario runs). A failure there is the mutant's, since the
+    reference passes the same scenarios. ``streamproof mutants`` still runs every mutant
+    against the whole suite and also reports what else each one breaks."""
     requirement = REGISTRY[INTENDED[bug]]
     files, ids = scenarios_showing(bug, requirement.id)
     assert ids, f"no bundled gateway scenario declares {requirement.id} (the rule {bug} breaks)"
