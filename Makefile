@@ -17,8 +17,15 @@ tools:
 run: .venv/.installed tools
 	.venv/bin/streamproof run $(ARGS)
 
+# The tests run in parallel (pytest-xdist): TEST_WORKERS processes, more than the 2 cores a
+# CI machine has, since most tests wait on scripted time rather than compute. The `slow` ones
+# (whole suites, Java, a browser) are handed out first and in order (harness/tests/conftest.py),
+# and tests sharing one expensive fixture stay on one worker (xdist_group, --dist loadgroup).
+# ARGS='-m "not slow"' leaves the slow ones out for a quick inner loop; TEST_WORKERS=0 runs
+# everything in this one process.
+TEST_WORKERS ?= 4
 test: .venv/.installed tools lint type
-	.venv/bin/python -m pytest $(ARGS)
+	.venv/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder $(ARGS)
 
 # Bounded, loopback only; the figures are in the README's Performance section.
 bench: .venv/.installed

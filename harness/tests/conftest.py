@@ -14,11 +14,26 @@ from types import ModuleType
 from typing import TYPE_CHECKING, NoReturn
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 if TYPE_CHECKING:
     from harness.faults.engines import Engine
 
 pytest_plugins = ["pytester"]
+
+# Hypothesis's default 200 ms deadline per example times the machine, not the code: the
+# properties here are pure functions that take milliseconds, and under `make test`'s parallel
+# workers on a 2-core machine (beside whatever else runs) one scheduler stall is longer than
+# that, which hypothesis reports as a failure ("Unreliable test timings"). So no wall-clock
+# deadline, and no too_slow health check, which measures the same thing while generating; each
+# property keeps its example count. On CI hypothesis loads its own "ci" profile (the same
+# deadline and health checks, derandomized, no example database), so it is left alone there;
+# `pytest --hypothesis-profile NAME` still picks another.
+settings.register_profile(
+    "streamproof", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+if settings.get_current_profile_name() != "ci":
+    settings.load_profile("streamproof")
 
 
 def _missing(name: str, why: object) -> NoReturn:
@@ -66,3 +81,11 @@ def require_engine(name: str) -> Engine:
         return open_engine(name)
     except EngineUnavailable as exc:
         _missing(f"engine {name}", exc)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The ``slow`` tests first (in their collected order), then the rest: under ``make
+    test``'s workers (``--dist loadgroup --no-loadscope-reorder`` hands tests out in this
+    order) each long end-to-end test starts as early as possible, and the unit tests fill the
+    workers around them instead of queueing the slow ones behind themselves."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

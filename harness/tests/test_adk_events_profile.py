@@ -20,8 +20,13 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from harness.suites.gateway.checks.adk_events import REASON, TYPED_FRAME_REQUIREMENTS
 from harness.tests.conftest import require_module
+
+# Slow: runs the suite against ADK's api_server and mutants.
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 GATEWAY = ROOT / "scenarios" / "gateway"

@@ -14,6 +14,9 @@ import pytest
 
 from harness.tests.browser import open_in_browser
 
+# Slow: drives Chromium.
+pytestmark = pytest.mark.slow
+
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 

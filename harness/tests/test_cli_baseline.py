@@ -17,6 +17,9 @@ import pytest
 
 from harness.tests.conftest import require_module
 
+# Slow (whole-suite runs); one xdist worker for the module, so its recorded run is made once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("cli-baseline")]
+
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = str(ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml")
 SCENARIO_ID = "gateway/plain-streamed-answer"

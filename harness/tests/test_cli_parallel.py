@@ -19,6 +19,9 @@ import pytest
 from harness.tests.conftest import require_module
 from harness.tests.test_cli_reports import _marked_target, _processes_with
 
+# End to end (real targets, whole runs): scheduled first under xdist (see conftest).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 _CLI = [sys.executable, "-m", "harness.cli"]
 GATEWAY = ROOT / "scenarios" / "gateway"

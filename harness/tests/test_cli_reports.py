@@ -15,6 +15,9 @@ import pytest
 
 from harness.tests.conftest import require_module
 
+# End to end (real targets, whole runs): scheduled first under xdist (see conftest).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 _CLI = [sys.executable, "-m", "harness.cli"]
 

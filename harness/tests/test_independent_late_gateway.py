@@ -89,7 +89,7 @@ async def test_each_chunk_is_handed_over_one_chunk_late(late: Running) -> None:
     # "three." ended the 1 s stall (1.4 s), together with it.
     assert deltas[0].t >= 0.35
     assert deltas[1].t - deltas[0].t >= 0.8
-    assert deltas[2].t - deltas[1].t < 0.3
+    assert deltas[2].t - deltas[1].t < 0.6  # together: not the 1 s stall apart
 
 
 async def test_a_5xx_is_retried_with_the_same_request_and_no_error_event_is_stored(

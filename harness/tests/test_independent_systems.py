@@ -19,6 +19,9 @@ import yaml
 
 from harness.tests.conftest import require_module
 
+# Slow: whole suites against the independent systems (each shared fixture is one run).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 INDEPENDENT = Path(__file__).resolve().parent / "independent"
 GATEWAY_SCENARIOS = ROOT / "scenarios" / "gateway"
@@ -135,6 +138,8 @@ def assert_skipped_for_needs(report: Report, needs_of: dict[str, set[str]]) -> N
 
 
 # --- the correct systems ----------------------------------------------------------------------
+# Each fixture below is one whole-suite run; the tests sharing it share an xdist group, so
+# under `pytest -n` they run on one worker and the suite runs once (--dist loadgroup).
 
 
 @pytest.fixture(scope="module")
@@ -157,6 +162,7 @@ def client_03_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, R
     return run_suite(CLIENT_SCENARIOS, "client-0.3.yaml", tmp_path_factory.mktemp("client-0.3"))
 
 
+@pytest.mark.xdist_group("minimal-gateway-run")
 def test_minimal_gateway_fails_no_must(minimal_gateway_run: tuple[int, str, Report]) -> None:
     code, output, report = minimal_gateway_run
     assert not failures(report), "\n".join(failures(report)) + "\n" + output
@@ -164,6 +170,7 @@ def test_minimal_gateway_fails_no_must(minimal_gateway_run: tuple[int, str, Repo
     assert report["summary"]["passed"] >= 10
 
 
+@pytest.mark.xdist_group("minimal-gateway-run")
 def test_minimal_gateway_skips_what_it_does_not_serve(
     minimal_gateway_run: tuple[int, str, Report],
 ) -> None:
@@ -183,6 +190,7 @@ def verdicts_of(report: Report, scenario_id: str) -> dict[str, list[dict[str, An
     return out
 
 
+@pytest.mark.xdist_group("late-gateway-run")
 def test_late_gateway_fails_no_must(late_gateway_run: tuple[int, str, Report]) -> None:
     # Retries on 5xx, no error event after a model error, each chunk one chunk late: ADK
     # Java's ways, none a defect by the seed.
@@ -192,6 +200,7 @@ def test_late_gateway_fails_no_must(late_gateway_run: tuple[int, str, Report]) -
     assert report["summary"]["passed"] >= 15
 
 
+@pytest.mark.xdist_group("late-gateway-run")
 def test_late_gateway_skips_what_it_does_not_serve(
     late_gateway_run: tuple[int, str, Report],
 ) -> None:
@@ -205,6 +214,7 @@ def test_late_gateway_skips_what_it_does_not_serve(
     assert_skipped_for_needs(report, needs)
 
 
+@pytest.mark.xdist_group("late-gateway-run")
 def test_late_gateway_is_judged_on_the_model_error_scenarios(
     late_gateway_run: tuple[int, str, Report],
 ) -> None:
@@ -244,6 +254,7 @@ def test_retries_that_outlast_the_run_bound_end_with_its_error_frame(tmp_path: P
     assert verdicts["GW-ERROR-FRAME"][-1]["outcome"] == "pass"
 
 
+@pytest.mark.xdist_group("client-03-run")
 def test_client_03_fails_no_must(client_03_run: tuple[int, str, Report]) -> None:
     code, output, report = client_03_run
     assert not failures(report), "\n".join(failures(report)) + "\n" + output
@@ -251,6 +262,7 @@ def test_client_03_fails_no_must(client_03_run: tuple[int, str, Report]) -> None
     assert report["summary"]["passed"] >= 10
 
 
+@pytest.mark.xdist_group("client-03-run")
 def test_client_03_skips_the_1_0_wire_and_follow_ups(
     client_03_run: tuple[int, str, Report],
 ) -> None:

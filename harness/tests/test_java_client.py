@@ -27,6 +27,9 @@ from harness.suites.loading import load_scenarios
 from harness.targets.build import ensure_built
 from harness.tests.conftest import require_executable
 
+# Slow: builds and runs the Java client through the a2a-client suite.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / "targets" / "java-client.yaml"
 SCENARIOS = ROOT / "scenarios" / "a2a_client"

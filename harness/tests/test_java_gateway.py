@@ -24,6 +24,9 @@ import pytest
 from harness.suites.gateway.reference.mutants import INTENDED
 from harness.tests.conftest import require_executable
 
+# Slow: builds and runs the Java gateway, then the gateway suite against it.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / "targets" / "java-gateway.yaml"
 SCENARIOS = ROOT / "scenarios" / "gateway"

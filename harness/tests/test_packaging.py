@@ -23,6 +23,9 @@ import pytest
 
 from harness.tests.conftest import require_module
 
+# Slow (a wheel, a fresh venv); one xdist worker for the module, so the wheel is built once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("packaging")]
+
 ROOT = Path(__file__).resolve().parents[2]
 NOT_SOURCES = shutil.ignore_patterns(
     ".git", ".venv", ".tox", "reports", "build", "dist", "*.egg-info", "__pycache__", ".*_cache"

@@ -115,8 +115,8 @@ def key_order(value: Any) -> Any:
     return None
 
 
-def ids(value: Any) -> str:
-    return f"{value.kind}-{id(value) % 1000}"
+# By position, not id(): pytest-xdist requires every worker to collect the same test ids.
+SAMPLE_IDS = [f"{event.kind}-{i}" for i, event in enumerate(SAMPLES)]
 
 
 # --- spellings against the SDK -----------------------------------------------------------------
@@ -176,7 +176,7 @@ def test_error_codes_and_messages_match_the_sdk() -> None:
         assert detail["reason"] == sdk_errors.A2A_ERROR_REASONS.get(error_type, "UNKNOWN_ERROR")
 
 
-@pytest.mark.parametrize("event", SAMPLES, ids=ids)
+@pytest.mark.parametrize("event", SAMPLES, ids=SAMPLE_IDS)
 def test_0_3_encoding_is_exactly_what_the_sdk_models_dump(event: Any) -> None:
     ours = a2a.encode_stream_event(event, "0.3")
     sdk = V03_CLASS[event.kind].model_validate(ours)
@@ -186,7 +186,7 @@ def test_0_3_encoding_is_exactly_what_the_sdk_models_dump(event: Any) -> None:
     assert json.dumps(dumped) == json.dumps(ours)
 
 
-@pytest.mark.parametrize("event", SAMPLES, ids=ids)
+@pytest.mark.parametrize("event", SAMPLES, ids=SAMPLE_IDS)
 def test_1_0_encoding_is_exactly_what_protobuf_prints(event: Any) -> None:
     ours = a2a.encode_stream_event(event, "1.0")
     printed = MessageToDict(ParseDict(ours, pb.StreamResponse()))
@@ -194,7 +194,7 @@ def test_1_0_encoding_is_exactly_what_protobuf_prints(event: Any) -> None:
     assert key_order(printed) == key_order(ours)  # the same layout, up to how numbers print
 
 
-@pytest.mark.parametrize("event", SAMPLES, ids=ids)
+@pytest.mark.parametrize("event", SAMPLES, ids=SAMPLE_IDS)
 def test_the_sdk_converts_our_0_3_into_our_1_0(event: Any) -> None:
     """a2a-sdk's own 0.3 -> 1.0 conversion of our 0.3 object is our 1.0 object."""
     compat = V03_CLASS[event.kind].model_validate(a2a.encode_stream_event(event, "0.3"))

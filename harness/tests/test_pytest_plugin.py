@@ -16,6 +16,9 @@ import pytest
 
 from harness.tests.conftest import require_module
 
+# End to end (real targets, whole runs): scheduled first under xdist (see conftest).
+pytestmark = pytest.mark.slow
+
 SCENARIO = """\
 id: gateway/collected
 title: collected

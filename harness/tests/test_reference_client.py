@@ -22,6 +22,9 @@ from harness.suites.a2a_client.target import ClientTarget, load_client_target
 from harness.suites.loading import load_scenarios
 from harness.verdicts import Kind, Level, Outcome
 
+# End to end (real targets, whole runs): scheduled first under xdist (see conftest).
+pytestmark = pytest.mark.slow
+
 SCALE = 0.1
 FOLDER = Path(__file__).resolve().parents[2] / "scenarios" / "a2a_client"
 NO_WATCHDOG = Path(__file__).with_name("data") / "a2a_client_no_watchdog.py"

@@ -46,6 +46,9 @@ from harness.suites.gateway.reference.server import (
 )
 from harness.suites.gateway.reference.server import Gateway as GatewayApp
 
+# End to end (real targets, whole runs): scheduled first under xdist (see conftest).
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 ALICE = {"Authorization": "Bearer alice-token"}
 BOB = {"Authorization": "Bearer bob-token"}

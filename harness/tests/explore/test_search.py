@@ -26,6 +26,9 @@ from harness.mutants import failed_requirements
 from harness.suites.loading import load_scenarios
 from harness.tests.conftest import require_module
 
+# End to end (real targets, whole runs): scheduled first under xdist (see conftest).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[3]
 CLI = (sys.executable, "-m", "harness.cli")
 HAPPY = ROOT / "scenarios" / "a2a_client" / "happy_path_1_0_wire.yaml"

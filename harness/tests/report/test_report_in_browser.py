@@ -26,6 +26,9 @@ import pytest
 from harness.tests.browser import chromium, open_in_browser
 from harness.tests.conftest import require_module
 
+# Slow: runs suites and opens their report in Chromium.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[3]
 PROXY_TIMEOUT = ROOT / "scenarios" / "a2a_client" / "summary_survives_proxy_timeout.yaml"
 PROXY_TIMEOUT_ID = "a2a_client/summary-survives-proxy-timeout"

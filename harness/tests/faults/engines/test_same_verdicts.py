@@ -23,6 +23,9 @@ import yaml
 from harness.faults.engines import ENGINES
 from harness.tests.conftest import require_engine, require_module
 
+# Slow: runs the same scenarios through every fault engine.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[4]
 
 

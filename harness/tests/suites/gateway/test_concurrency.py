@@ -38,6 +38,9 @@ from harness.tests.suites.gateway.observations import (
 from harness.tests.test_end_to_end import GATEWAY_SCENARIOS, streamproof
 from harness.verdicts import Level, Outcome, Verdict
 
+# End to end (real targets, whole runs): scheduled first under xdist (see conftest).
+pytestmark = pytest.mark.slow
+
 
 def scenario(**fields: Any) -> GatewayScenario:
     base: dict[str, Any] = {
