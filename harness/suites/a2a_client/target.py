@@ -13,7 +13,8 @@ For every turn streamproof starts the command once with the contract's environme
 (``STREAMPROOF_A2A_URL``, ``STREAMPROOF_PROMPT``, ``STREAMPROOF_DEADLINE_S``,
 ``STREAMPROOF_IDLE_S``, and on a follow-up ``STREAMPROOF_TASK_ID``/``STREAMPROOF_CONTEXT_ID``;
 durations already scaled), lets it run for at most its deadline plus a grace plus the
-``startup_grace``, and reads the LAST stdout line as the result
+``startup_grace`` (or, when later, the deadline plus the grace from the first request the server
+saw: the contract's time limits start there), and reads the LAST stdout line as the result
 (:mod:`harness.suites.a2a_client.result`). A missing or malformed result line, a crash or a hang
 is recorded as the turn's :class:`~harness.suites.a2a_client.result.ClientFailure`, with the tail of
 stdout and stderr; the process group is killed in every case, so nothing outlives the turn.
