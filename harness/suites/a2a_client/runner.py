@@ -186,6 +186,7 @@ class A2AClientEnvironment:
                 bug=self.bug,
                 time_scale=self.scale.factor,
                 proxy=proxy,
+                first_request=self._first_request,
             )
 
         turns = [await turn(0, scenario.client.prompt, None, None)]
@@ -225,6 +226,11 @@ class A2AClientEnvironment:
             expect=scenario.expect,
         )
         return A2AClientScenarioResult(observation, tuple(check_a2a_client(observation)))
+
+    def _first_request(self, after: float) -> float | None:
+        """When the fake saw the first request of a turn started at ``after`` (seconds since
+        the scenario's epoch): the moment the client's own time limits started."""
+        return next((r.t for r in self.fake.ledger.requests if r.t >= after), None)
 
     async def _let_tasks_finish(self, timeout: float) -> None:
         """Give the fake's tasks up to ``timeout`` seconds to reach the end of their turn:

@@ -13,7 +13,8 @@ For every turn streamproof starts the command once with the contract's environme
 (``STREAMPROOF_A2A_URL``, ``STREAMPROOF_PROMPT``, ``STREAMPROOF_DEADLINE_S``,
 ``STREAMPROOF_IDLE_S``, and on a follow-up ``STREAMPROOF_TASK_ID``/``STREAMPROOF_CONTEXT_ID``;
 durations already scaled), lets it run for at most its deadline plus a grace plus the
-``startup_grace``, and reads the LAST stdout line as the result
+``startup_grace`` (or, when later, the deadline plus the grace from the first request the server
+saw: the contract's time limits start there), and reads the LAST stdout line as the result
 (:mod:`harness.suites.a2a_client.result`). A missing or malformed result line, a crash or a hang
 is recorded as the turn's :class:`~harness.suites.a2a_client.result.ClientFailure`, with the tail of
 stdout and stderr; the process group is killed in every case, so nothing outlives the turn.
@@ -25,6 +26,7 @@ import asyncio
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final, Literal
 
@@ -222,6 +224,38 @@ class _ClientProcess(TargetProcess):
         return True
 
 
+FirstRequest = Callable[[float], float | None]
+"""Given a turn's start (seconds since the scenario's epoch), when the server saw that turn's
+first request (same clock), or None while it has seen none."""
+
+
+async def _wait_within_bound(
+    process: _ClientProcess,
+    *,
+    end: float,
+    allowed: float,
+    epoch: float,
+    after: float,
+    first_request: FirstRequest | None,
+) -> tuple[bool, float]:
+    """Whether the process exited by ``end`` (``time.monotonic()``), or, when the server saw
+    its first request, by ``allowed`` seconds after that request, whichever is later; and that
+    bound (``time.monotonic()``)."""
+    while True:
+        if await process.wait_exit(end - time.monotonic()):
+            return True, end
+        first = first_request(after) if first_request is not None else None
+        if first is None:
+            return False, end
+        later = epoch + first + allowed
+        if later <= time.monotonic() + _BOUND_EPSILON_S:
+            return False, end
+        end = later
+
+
+_BOUND_EPSILON_S: Final = 0.001
+
+
 def _show(text: str) -> str:
     return "\n".join(f"    {line}" for line in text.splitlines()) if text else "    (nothing)"
 
@@ -247,13 +281,18 @@ async def run_client_turn(
     bug: str | None = None,
     time_scale: float = 1.0,
     proxy: str | None = None,
+    first_request: FirstRequest | None = None,
 ) -> ClientRun:
     """Run the client once and record what it did. ``deadline_s``, ``idle_s`` and ``grace_s``
     are already scaled (by ``time_scale``, which messages use to give both clocks); ``epoch``
     is the scenario's ``time.monotonic()`` origin.
 
     The process may run ``deadline_s + max(grace_s, 1 s) + startup_grace``; then it is killed
-    and the turn is a ``hang``. Raises :class:`TargetConfigError` for a ``bug`` the target
+    and the turn is a ``hang``. With ``first_request`` (when the server saw the turn's first
+    request), it may also run ``deadline_s + max(grace_s, 1 s)`` from that request: the
+    contract's time limits count from the first request, so an interpreter or JVM that takes
+    longer than ``startup_grace`` to boot on a loaded machine is not killed inside its own
+    deadline. Raises :class:`TargetConfigError` for a ``bug`` the target
     cannot take; every other problem is recorded in the returned run's ``failure``.
     """
     env = client_environment(
@@ -267,8 +306,8 @@ async def run_client_turn(
         bug=bug,
         proxy=proxy,
     )
-    bound = deadline_s + max(grace_s, MIN_GRACE_S) + target.startup_grace
-    running_for = f"still running {on_both_clocks(bound, time_scale)} after it started"
+    allowed = deadline_s + max(grace_s, MIN_GRACE_S)
+    bound = allowed + target.startup_grace
     deadline_text = f"deadline {on_both_clocks(deadline_s, time_scale)} + grace"
     process = _ClientProcess(target.name, target.argv(), env, cwd=target.cwd)
     output = _TimedOutput()
@@ -295,12 +334,22 @@ async def run_client_turn(
             {**base, "failure": ClientFailure(kind="start", message=str(exc))}
         )
     try:
-        exited = await process.wait_exit(bound - (time.monotonic() - t_start))
+        exited, until = await _wait_within_bound(
+            process,
+            end=t_start + bound,
+            allowed=allowed,
+            epoch=epoch,
+            after=since(t_start),
+            first_request=first_request,
+        )
         t_exit = time.monotonic()
+        base["bound_s"] = round(until - t_start, 4)
         if exited:
             await process.drain(DRAIN_S)
     finally:
         await process.close(grace=1.0)
+    ran = t_exit - t_start
+    running_for = f"still running {on_both_clocks(ran, time_scale)} after it started"
     exit_code = process.returncode if exited else None
     stdout, stderr = output.tails()
     last = output.last_stdout

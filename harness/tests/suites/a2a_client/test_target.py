@@ -183,6 +183,74 @@ async def test_startup_grace_extends_the_bound() -> None:
     assert done.bound_s == pytest.approx(2.1)
 
 
+async def _run_with_first_request(client: ClientTarget, marker: Path) -> ClientRun:
+    """A turn whose "first request" is the client creating ``marker`` (as a server would see it:
+    the moment, since the epoch, is noted by polling)."""
+    epoch = time.monotonic()
+    seen: dict[str, float] = {}
+
+    async def watch() -> None:
+        while "t" not in seen:
+            if await asyncio.to_thread(marker.exists):
+                seen["t"] = time.monotonic() - epoch
+            await asyncio.sleep(0.01)
+
+    watcher = asyncio.create_task(watch())
+    try:
+        return await run_client_turn(
+            client,
+            url="http://127.0.0.1:9/",
+            prompt="Summarise",
+            deadline_s=0.5,
+            idle_s=0.2,
+            grace_s=0.1,
+            epoch=epoch,
+            first_request=lambda after: seen.get("t") if seen.get("t", -1.0) >= after else None,
+        )
+    finally:
+        watcher.cancel()
+
+
+def _slow_boot(marker: Path, then: str) -> ClientTarget:
+    """A client whose runtime takes 0.8 s to boot (a loaded machine), then sends its first
+    request; the bound counted from the process start is deadline 0.5 s + grace 1 s."""
+    return target(
+        f"""
+        import json, pathlib, time
+        time.sleep(0.8)
+        pathlib.Path({str(marker)!r}).touch()
+        {then}
+        """
+    )
+
+
+async def test_a_slow_boot_does_not_eat_the_deadline_counted_from_the_first_request(
+    tmp_path: Path,
+) -> None:
+    marker = tmp_path / "first-request"
+    answer = f"time.sleep(0.9); print(json.dumps({RESULT!r}), flush=True)"
+    done = await _run_with_first_request(_slow_boot(marker, answer), marker)
+    assert done.failure is None, done.failure
+    assert done.result is not None and done.result.status == "completed"
+    assert done.bound_s > 2.2  # 0.8 s boot + 0.5 s deadline + 1 s grace; the result at ~1.7 s
+    # Without the first request's moment, the same client is killed at the process bound.
+    marker.unlink()
+    killed = await run(_slow_boot(marker, answer))
+    assert killed.failure is not None and killed.failure.kind == "hang", killed.failure
+    assert killed.bound_s == pytest.approx(1.5)
+
+
+async def test_a_client_that_hangs_after_a_slow_boot_is_still_killed(tmp_path: Path) -> None:
+    marker = tmp_path / "first-request"
+    started = time.monotonic()
+    done = await _run_with_first_request(_slow_boot(marker, "time.sleep(60)"), marker)
+    took = time.monotonic() - started
+    assert done.failure is not None and done.failure.kind == "hang", done.failure
+    assert "was killed" in done.failure.message
+    assert 2.2 < done.bound_s < 4.0  # the first request (~0.8 s) + deadline + grace
+    assert took < 8
+
+
 # --- the contract's environment ----------------------------------------------------------------
 
 
