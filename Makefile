@@ -17,13 +17,14 @@ tools:
 run: .venv/.installed tools
 	.venv/bin/streamproof run $(ARGS)
 
-# The tests run in parallel (pytest-xdist): TEST_WORKERS processes, more than the 2 cores a
-# CI machine has, since most tests wait on scripted time rather than compute. The `slow` ones
+# The tests run in parallel (pytest-xdist): TEST_WORKERS processes, one per core of a 2-core CI
+# machine. Four workers took 24 min instead of 44 but overloaded it (load 4-5): timing-bound
+# scenarios missed their deadlines in 7 tests, so two it is until the clock work of issue 15. The `slow` ones
 # (whole suites, Java, a browser) are handed out first and in order (harness/tests/conftest.py),
 # and tests sharing one expensive fixture stay on one worker (xdist_group, --dist loadgroup).
 # ARGS='-m "not slow"' leaves the slow ones out for a quick inner loop; TEST_WORKERS=0 runs
 # everything in this one process.
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 2
 test: .venv/.installed tools lint type
 	.venv/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder $(ARGS)
 

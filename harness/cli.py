@@ -990,7 +990,9 @@ def _list(*, as_json: bool, markdown: bool = False) -> int:
         print(f"{req.id:<28} {req.level.value:<6} {req.statement}")
         print(f"{'':<28} seed {req.seed}: {req.section}")
         scenarios = by_req.get(req.id, [])
-        print(f"{'':<28} scenarios: {', '.join(scenarios) if scenarios else '(none)'}")
+        # A rule about sessions at once is judged on every scenario run with --concurrency K.
+        none = "every scenario run with --concurrency K" if req.concurrent else "(none)"
+        print(f"{'':<28} scenarios: {', '.join(scenarios) if scenarios else none}")
     return EXIT_OK
 
 

@@ -63,16 +63,18 @@ links:
       do: end_clean
 ---
 id: trust/model-start-held
-title: The answer's start is held for 50 ms and what came meanwhile is swallowed
+title: The answer's start is held for 3 s and what came meanwhile is swallowed
 requirements: [GW-ANSWER-AS-MESSAGE, GW-NO-DOUBLE-RENDER, GW-STREAM-TERMINAL]
 model:
   - chunks: ["Our support desk ", "is open ", "from 9 to 5, ", "Monday to Friday."]
-    chunk_delay: 10ms
+    chunk_delay: 2s
 request: When is the support desk open?
 links:
   model:
+    # Chunks at 2, 4, 6 and 8 s: the first falls inside the 3 s hold and is swallowed, the rest
+    # pass, each a whole second (scaled) from the hold's edges, so load cannot move one across.
     - when: {{on_response_headers: true}}
-      do: {{stall: {{for: 50ms}}}}
+      do: {{stall: {{for: 3s}}}}
 ---
 id: trust/model-request-reset
 title: The model link resets the first request before forwarding it; the model client retries
@@ -86,7 +88,7 @@ links:
       do: rst
 ---
 id: trust/model-start-held-multi-agent
-title: The coordinator's start is held for 50 ms; billing's answer follows untouched
+title: The coordinator's start is held for 3 s; billing's answer follows untouched
 needs: [multi_agent]
 requirements: [GW-ANSWER-AS-MESSAGE, GW-NO-DOUBLE-RENDER]
 model:
@@ -94,7 +96,7 @@ model:
       - "Refunds are handled "
       - "by our billing desk. "
       - function_call: {{name: transfer_to_agent, args: {{agent_name: billing}}}}
-    chunk_delay: 10ms
+    chunk_delay: 2s
     agent: support
   - chunks: ["Your refund ", "for order 1042 ", "was issued yesterday."]
     chunk_delay: 10ms
@@ -103,7 +105,7 @@ request: Where is the refund for order 1042?
 links:
   model:
     - when: {{on_response_headers: true, occurrence: 1}}
-      do: {{stall: {{for: 50ms}}}}
+      do: {{stall: {{for: 3s}}}}
 """
 
 _SLOW_ANSWER = (

@@ -7,12 +7,14 @@ emitted to the caller", and the browser appends them to a draft until the messag
 because it "improves time to first token and perceived latency". A gateway that holds its
 frames until the run ends shows no draft at all: the deltas arrive with the message.
 
-One chunk of lag is allowed: a model client may hand a chunk over only when the next one
-arrives (java-genai's ``ResponseStream`` does), so a gateway on it shows the first chunk when
-the second arrives. The rule judged: the first delta after a streamed model call starts reaches
-the browser by the time that call's second text chunk was sent, plus :data:`LAG_TOLERANCE_S`.
-Judged only where a gateway holding everything would be seen late: a streamed call that sent at
-least three text chunks and whose last one came more than :data:`MARGIN_S` after that deadline,
+Lag short of the whole answer is allowed: a model client may hand a chunk over only when the
+next one arrives (java-genai's ``ResponseStream`` does), and a loaded machine (a CI runner with
+parallel workers) was measured delivering a correct gateway's first delta 1.3 s real after the
+chunk that carried it. The rule judged is the one a gateway holding its frames cannot meet: the
+first delta after a streamed model call starts reaches the browser before that call's last text
+chunk is sent (a gateway that holds every frame until the run ends sends nothing before the run
+has its last chunk). Judged only where that is a clear window: a streamed call that sent at
+least three text chunks and whose last one came more than :data:`PAUSE_S` after its second,
 with nothing on either link delaying or holding the bytes (a buffering model link, a fault on
 the model link for that call, a fault on the browser link) and the browser still there.
 """
@@ -25,13 +27,11 @@ from harness.suites.gateway.checks.frames import no_stream
 from harness.suites.gateway.observation import GatewayObservation, ModelCall
 from harness.verdicts import Verdict
 
-__all__ = ["LAG_TOLERANCE_S", "MARGIN_S", "streams_progressively_verdicts"]
+__all__ = ["PAUSE_S", "streams_progressively_verdicts"]
 
-LAG_TOLERANCE_S = 0.5
-"""Real seconds a delta may trail the chunk that let it out (a loaded machine, the event loop)."""
-MARGIN_S = 0.3
-"""Real seconds the answer's last text chunk must come after the deadline for a gateway that
-holds every frame to be seen late."""
+PAUSE_S = 0.8
+"""Real seconds the answer's last text chunk must come after its second for the run to show
+whether the gateway held its frames (a burst shows nothing either way)."""
 
 
 def _faulted_on_model_link(obs: GatewayObservation) -> frozenset[int]:
@@ -50,9 +50,9 @@ def _judged_calls(obs: GatewayObservation) -> list[tuple[ModelCall, float]]:
         times = call.text_chunk_times
         if not call.streaming or len(times) < 3 or call.index in faulted:
             continue
-        deadline = times[1] + LAG_TOLERANCE_S
-        if times[-1] <= deadline + MARGIN_S:
+        if times[-1] <= times[1] + PAUSE_S:
             continue  # the answer came in a burst: holding it would not show
+        deadline = times[-1]
         if obs.disconnected_at is not None and obs.disconnected_at < deadline:
             continue
         judged.append((call, deadline))
@@ -84,8 +84,8 @@ def streams_progressively_verdicts(obs: GatewayObservation) -> list[Verdict]:
             problems.append(
                 f"model call #{call.index} sent its text chunks at "
                 f"{', '.join(both(t) for t in times)}, but its first delta arrived {when}, "
-                f"after {both(deadline)} (the second chunk plus {LAG_TOLERANCE_S}s): the "
-                "frames were held back"
+                f"not before {both(deadline)} (when the model sent the answer's last chunk): "
+                "the frames were held back"
             )
         else:
             shown.append(
@@ -95,11 +95,10 @@ def streams_progressively_verdicts(obs: GatewayObservation) -> list[Verdict]:
         from_violations(
             rid,
             problems,
-            rule="the deltas of a streamed answer reach the browser while the answer streams "
-            "(one chunk of lag allowed): the first one by the time the model sent its second "
-            "chunk",
+            rule="the deltas of a streamed answer reach the browser while the answer streams: "
+            "the first one before the model sends the answer's last chunk",
             ok="deltas arrived while the answer streamed (" + "; ".join(shown) + ")",
-            expected="the first delta by the second chunk (plus tolerance)",
+            expected="the first delta before the answer's last chunk",
             observed="; ".join(problems[:2]) if problems else "; ".join(shown),
         )
     ]

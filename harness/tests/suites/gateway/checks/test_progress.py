@@ -1,10 +1,11 @@
-"""GW-STREAMS-PROGRESSIVELY: deltas reach the browser while the answer streams, one chunk of
-lag allowed, and a gateway that holds its frames until the run ends is caught."""
+"""GW-STREAMS-PROGRESSIVELY: deltas reach the browser while the answer streams (before its last
+chunk is sent), lag short of that allowed, and a gateway that holds its frames until the run
+ends is caught."""
 
 from __future__ import annotations
 
 from harness.faults.records import LinkEvent
-from harness.suites.gateway.checks.progress import LAG_TOLERANCE_S, streams_progressively_verdicts
+from harness.suites.gateway.checks.progress import streams_progressively_verdicts
 from harness.suites.gateway.observation import Frame, GatewayObservation
 from harness.tests.suites.gateway.observations import (
     DONE,
@@ -62,9 +63,17 @@ def test_a_gateway_that_holds_every_frame_until_the_end_fails() -> None:
     )
 
 
-def test_two_chunks_late_fails() -> None:
-    late = SENT[2] + LAG_TOLERANCE_S + 0.1  # after the third chunk plus the tolerance
-    assert_fails(streams_progressively_verdicts(paused_answer((late, late, late, 2.11))), RID)
+def test_a_gateway_far_behind_on_a_loaded_machine_passes() -> None:
+    # Measured under parallel CI load: the first delta 1.3 s after its chunk, still well before
+    # the answer's last chunk.
+    late = SENT[2] + 1.3
+    assert_passes(streams_progressively_verdicts(paused_answer((late, late, late, 2.11))), RID)
+
+
+def test_a_first_delta_only_after_the_last_chunk_fails() -> None:
+    just_after = SENT[-1] + 0.001
+    verdicts = streams_progressively_verdicts(paused_answer((just_after,) * 3 + (2.11,)))
+    assert_fails(verdicts, RID, "not before 2.10s", "the frames were held back")
 
 
 def test_an_answer_without_a_pause_is_not_judged() -> None:
