@@ -111,8 +111,9 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         help=f"run K copies of each scenario at once against one target (2 to "
-        f"{MAX_CONCURRENCY}; distinct sessions, users and markers), judged by the concurrency "
-        "checks too, with time-to-first-frame and frame latency figures",
+        f"{MAX_CONCURRENCY}: gateway sessions with distinct ids, users and markers; client "
+        "calls as K processes with marked prompts), judged by the concurrency checks too, "
+        "with latency figures under that load",
     )
     run.add_argument(
         "-n",

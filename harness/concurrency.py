@@ -8,12 +8,28 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["CONCURRENCY_RANGE", "MAX_CONCURRENCY", "load_line", "percentile"]
+from harness.verdicts import Outcome, Verdict
+
+__all__ = [
+    "CONCURRENCY_RANGE",
+    "MAX_CONCURRENCY",
+    "copy_marker",
+    "load_line",
+    "merge_verdicts",
+    "percentile",
+]
 
 MAX_CONCURRENCY = 32
 """The most copies of a scenario one run drives at once (one target, loopback only)."""
 CONCURRENCY_RANGE = "must be 1 to " + str(MAX_CONCURRENCY) + " sessions at once, not {}"
 """What is wrong with a K out of range (``.format(K)``), after the option's name."""
+
+
+def copy_marker(prefix: str, index: int, token: str) -> str:
+    """The marker of copy ``index`` (0-based) of a scenario run K times at once: ``sp-s3-...``
+    for a gateway session, ``sp-c3-...`` for a client call; ``token`` is the run's random
+    part, so no text of the suite or the target holds it by chance."""
+    return f"sp-{prefix}{index + 1}-{token}"
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -43,3 +59,48 @@ def load_line(scenario_id: str, load: Mapping[str, Any]) -> str:
         if isinstance(stats, Mapping)
     ]
     return f"{scenario_id} x{load.get('sessions', '?')}: " + "; ".join(parts)
+
+
+_SEVERITY = {
+    Outcome.FAIL: 5,
+    Outcome.NON_STRICT: 4,
+    Outcome.PASS: 3,
+    Outcome.INFO: 2,
+    Outcome.NOT_APPLICABLE: 1,
+    Outcome.SKIP: 0,
+}
+
+
+def merge_verdicts(
+    per_session: Sequence[Sequence[Verdict]], noun: str = "session"
+) -> list[Verdict]:
+    """One verdict per requirement (and expectation) over the K copies: the worst copy's. Its
+    message names the copy and how many copies broke the rule (``session 2/4: ... (broken in 2
+    of 4 sessions)``), or says that every copy gave the same outcome (``all 4 sessions, session
+    1/4 shown: ...``), or how many gave this one. ``noun`` names a copy (``session``, ``call``)."""
+    k = len(per_session)
+    order: list[tuple[str, str]] = []
+    worst: dict[tuple[str, str], tuple[int, Verdict]] = {}
+    outcomes: dict[tuple[str, str], list[Outcome]] = {}
+    for i, verdicts in enumerate(per_session):
+        for v in verdicts:
+            key = (v.kind.value, v.requirement)
+            if key not in worst:
+                order.append(key)
+            outcomes.setdefault(key, []).append(v.outcome)
+            if key not in worst or _SEVERITY[v.outcome] > _SEVERITY[worst[key][1].outcome]:
+                worst[key] = (i, v)
+    out: list[Verdict] = []
+    for key in order:
+        i, v = worst[key]
+        seen = outcomes[key]
+        broke = sum(o in (Outcome.FAIL, Outcome.NON_STRICT) for o in seen)
+        if broke:
+            message = f"{noun} {i + 1}/{k}: {v.message} (broken in {broke} of {k} {noun}s)"
+        elif len(seen) == k and all(o is v.outcome for o in seen):
+            message = f"all {k} {noun}s, {noun} {i + 1}/{k} shown: {v.message}"
+        else:
+            same = sum(o is v.outcome for o in seen)
+            message = f"{noun} {i + 1}/{k}: {v.message} ({v.outcome} in {same} of {k} {noun}s)"
+        out.append(v.model_copy(update={"message": message}))
+    return out

@@ -108,9 +108,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="K",
         type=int,
         default=None,
-        help="run K copies of each scenario at once against one target (2 to 32; distinct "
-        "sessions, users and markers), judged by the concurrency checks too, with latency "
-        "figures (time to first frame, frame latency) under that load",
+        help="run K copies of each scenario at once against one target (2 to 32: gateway "
+        "sessions with distinct ids, users and markers; client calls as K processes with "
+        "marked prompts), judged by the concurrency checks too, with latency figures under "
+        "that load",
     )
     parser.addini(
         "streamproof_dirs",

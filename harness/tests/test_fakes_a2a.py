@@ -336,7 +336,9 @@ async def test_unknown_tasks(fake: FakeA2AServer, wire: str) -> None:
 
 @pytest.mark.parametrize("wire", WIRES)
 async def test_cancel_honoured(fake: FakeA2AServer, wire: str) -> None:
-    fake.load(load_script(QUIET, wire=wire), time_scale=0.02)
+    # The cancel goes out on the first chunk (1 s in), the task would finish 45 s in: at 0.1,
+    # 4.4 s real between them (at 0.02 a loaded machine once answered after the task ended).
+    fake.load(load_script(QUIET, wire=wire), time_scale=0.1)
     async with sdk_client(fake.base_url) as client:
         events: list[StreamResponse] = []
         async for event in client.send_message(user_message()):

@@ -19,7 +19,7 @@ from aiohttp import web
 
 from harness import sse
 from harness.fakes.a2a.ledger import Ending, FrameKind, SentFrame
-from harness.fakes.a2a.script import ServerBehaviour
+from harness.fakes.a2a.script import A2AScript, ServerBehaviour
 from harness.fakes.a2a.state import (
     _Comment,
     _Event,
@@ -44,7 +44,12 @@ class _Fake(Protocol):
     def _cancel_task(self, run: _Run, live: _LiveTask) -> None: ...
 
     def _create_task(
-        self, run: _Run, state: _RequestState, message: a2a.Message, sub: _Subscriber | None
+        self,
+        run: _Run,
+        state: _RequestState,
+        message: a2a.Message,
+        sub: _Subscriber | None,
+        script: A2AScript | None = None,
     ) -> _LiveTask: ...
 
     def _continue_task(

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 
 from harness.fakes.a2a.ledger import TaskEventRecord, TaskRecord
-from harness.fakes.a2a.script import ArtifactStep, HeartbeatStep, StatusStep, Step
+from harness.fakes.a2a.script import A2AScript, ArtifactStep, HeartbeatStep, StatusStep, Step
 from harness.fakes.a2a.state import (
     _Comment,
     _LiveTask,
@@ -133,9 +133,16 @@ class _TaskClock:
             live.turn_over.set()
 
     def _create_task(
-        self, run: _Run, state: _RequestState, message: a2a.Message, sub: _Subscriber | None
+        self,
+        run: _Run,
+        state: _RequestState,
+        message: a2a.Message,
+        sub: _Subscriber | None,
+        script: A2AScript | None = None,
     ) -> _LiveTask:
-        assert run.script is not None and run.script.task is not None
+        """A new task from ``message``, running ``script``'s timeline (default: the run's)."""
+        script = script or run.script
+        assert script is not None and script.task is not None
         task_id = a2a.new_id()
         context_id = message.context_id or a2a.new_id()
         user = message.model_copy(update={"task_id": task_id, "context_id": context_id})
@@ -146,7 +153,7 @@ class _TaskClock:
             history=(user,),
         )
         live = _LiveTask(task)
-        initial = run.script.initial_message
+        initial = script.initial_message
         if initial is not None:
             status = a2a.TaskStatus(
                 state=a2a.TaskState.SUBMITTED, message=_agent_message(initial, live)
@@ -172,7 +179,7 @@ class _TaskClock:
         )
         if sub is not None:
             live.subscribers.append(sub)
-        steps = run.script.task
+        steps = script.task
         if initial is not None or (
             steps
             and isinstance(steps[0], StatusStep)

@@ -97,6 +97,19 @@ class _MessageMethods(_Call):
                 return await self._stream(sub, (), live)
             return await self._settle(live, params)
 
+        own = run.script_for(text)
+        if own is None:
+            # --concurrency: a new call's message must hold its own marker to be answered
+            # from its own script (the prompt the harness gave the client holds it).
+            note("rejected", a2a.INTERNAL_ERROR)
+            return await self._fail(
+                self._error(
+                    a2a.INTERNAL_ERROR,
+                    "streamproof --concurrency: this message holds no call's marker, or "
+                    "several (a client sends the prompt it was given)",
+                )
+            )
+        script = own
         if script.reply is not None:
             note("reply")
             reply = a2a.Message(
@@ -116,7 +129,7 @@ class _MessageMethods(_Call):
             return await self._result(a2a.encode_send_result(reply, self.version))
 
         sub = _Subscriber() if streaming else None
-        live = fake._create_task(run, self.state, message, sub)
+        live = fake._create_task(run, self.state, message, sub, script)
         self.state.task_id = live.id
         note("created")
         if sub is not None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Mapping
 from typing import Any, Final
 
 from aiohttp import web
@@ -105,15 +106,23 @@ class FakeA2AServer(_TaskClock):
         *,
         time_scale: float | TimeScale = 1.0,
         public_url: str | None = None,
+        keyed: Mapping[str, A2AScript] | None = None,
     ) -> None:
         """Set the script and forget everything else: tasks stop, open streams are cut, the
         ledger empties and the epoch becomes now. ``public_url`` is the JSON-RPC URL the card
         advertises (default: the address the client used to fetch the card). ``None`` unloads
         the script: as before the first load, the card answers 503 and every call -32603 "no
-        scenario is loaded" (still recorded in the ledger)."""
+        scenario is loaded" (still recorded in the ledger).
+
+        ``keyed`` (``--concurrency``: marker -> script) runs each new task, or direct reply,
+        from the script of the one marker its message's text holds (``script`` still says how
+        the server behaves); a new message that holds no marker or several is refused with
+        -32603 and recorded ``rejected``. The agent is also served under ``/<marker>`` for
+        each marker (its card advertises that path), so a call given that base URL names
+        itself in every request's path."""
         scale = time_scale if isinstance(time_scale, TimeScale) else TimeScale(time_scale)
         self._retire(self._run)
-        self._run = _Run(script, scale, public_url)
+        self._run = _Run(script, scale, public_url, keyed)
 
     def set_epoch(self, t0: float) -> None:
         """Record times relative to ``t0`` (a ``time.monotonic()`` value)."""
@@ -213,22 +222,29 @@ class FakeA2AServer(_TaskClock):
     async def _route(
         self, run: _Run, request: web.Request, state: _RequestState
     ) -> web.StreamResponse:
-        if request.path == a2a.AGENT_CARD_PATH and request.method in ("GET", "HEAD"):
-            return await self._card(run, request, state)
-        if request.path == RPC_PATH and request.method == "POST":
+        path, prefix = request.path, run.prefix_of(request.path)
+        if prefix is not None:
+            path = path.removeprefix(prefix) or RPC_PATH  # keyed: the call's own base URL
+        if path == a2a.AGENT_CARD_PATH and request.method in ("GET", "HEAD"):
+            return await self._card(run, request, state, prefix or "")
+        if path == RPC_PATH and request.method == "POST":
             return await self._rpc(run, request, state)
-        status = 405 if request.path in (a2a.AGENT_CARD_PATH, RPC_PATH) else 404
+        status = 405 if path in (a2a.AGENT_CARD_PATH, RPC_PATH) else 404
         body = {"error": f"{request.method} {request.path} is not served by this agent"}
         return await self._send_json(run, request, state, body, status=status)
 
     async def _card(
-        self, run: _Run, request: web.Request, state: _RequestState
+        self, run: _Run, request: web.Request, state: _RequestState, prefix: str = ""
     ) -> web.StreamResponse:
+        """The agent card; ``prefix`` (keyed: ``/<marker>``) goes into the URL it advertises,
+        so the call that fetched it under its own base URL sends everything there."""
         if run.script is None:
             body = {"error": "no scenario is loaded"}
             return await self._send_json(run, request, state, body, status=503)
         server = run.script.server
         url = run.public_url or f"{request.scheme}://{request.host}{RPC_PATH}"
+        if prefix:
+            url = url.removesuffix(RPC_PATH) + prefix + RPC_PATH
         card = a2a.agent_card(url, server.wire, name=server.name, streaming=server.streaming)
         return await self._send_json(run, request, state, card)
 

@@ -12,6 +12,7 @@ import asyncio
 import time
 import weakref
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -136,8 +137,15 @@ class _LiveTask:
 class _Run:
     """Everything that belongs to one ``load()``: the script, the tasks, the records."""
 
-    def __init__(self, script: A2AScript | None, scale: TimeScale, public_url: str | None) -> None:
+    def __init__(
+        self,
+        script: A2AScript | None,
+        scale: TimeScale,
+        public_url: str | None,
+        keyed: Mapping[str, A2AScript] | None = None,
+    ) -> None:
         self.script = script
+        self.keyed: Mapping[str, A2AScript] = dict(keyed or {})
         self.scale = scale
         self.public_url = public_url
         self.epoch = time.monotonic()
@@ -158,6 +166,25 @@ class _Run:
 
     def now(self) -> float:
         return time.monotonic() - self.epoch
+
+    def prefix_of(self, path: str) -> str | None:
+        """Keyed (``--concurrency``): the ``/<marker>`` a request's path starts with, when it
+        starts with one (each call is given the agent's URL under its own marker, so every
+        request it sends names its call); None otherwise."""
+        for marker in self.keyed:
+            prefix = "/" + marker
+            if path == prefix or path.startswith(prefix + "/"):
+                return prefix
+        return None
+
+    def script_for(self, text: str) -> A2AScript | None:
+        """The script a new task (or a direct reply) of a message with ``text`` runs: the
+        loaded one, or, when keyed (``--concurrency``), the script of the one marker the text
+        holds; None when keyed and it holds no marker or several."""
+        if not self.keyed:
+            return self.script
+        held = [marker for marker in self.keyed if marker in text]
+        return self.keyed[held[0]] if len(held) == 1 else None
 
     def connection_of(self, request: web.Request) -> int:
         transport = request.transport

@@ -21,9 +21,12 @@ __all__ = ["A2A_CLIENT"]
 _WHEN_OVER = "Knowing when the call is over"
 _DROPS = "Dropped streams and resubscribe"
 _REASSEMBLY = "Reassembling streamed artifacts"
+_BUILDING = "Building the client"
 
 
-def _c(id: str, level: Level, statement: str, section: str) -> Requirement:
+def _c(
+    id: str, level: Level, statement: str, section: str, *, concurrent: bool = False
+) -> Requirement:
     return Requirement(
         id=id,
         level=level,
@@ -31,6 +34,7 @@ def _c(id: str, level: Level, statement: str, section: str) -> Requirement:
         seed=CLIENT_SEED,
         section=section,
         kind="a2a-client",
+        concurrent=concurrent,
     )
 
 
@@ -165,7 +169,7 @@ def _rules() -> list[Requirement]:
             MUST,
             "Streaming requests send Accept: text/event-stream, and each request's A2A-Version "
             "fits its wire (absent or 0.x for 0.3 methods, 1.x for 1.0 methods).",
-            "Building the client",
+            _BUILDING,
         ),
         _c(
             "A2A-C-GAP",
@@ -173,6 +177,32 @@ def _rules() -> list[Requirement]:
             "Chunks streamed between the tasks/get snapshot and the resubscribe are not lost: the "
             "result has them or says incomplete (the recipe alone loses them).",
             _DROPS,
+        ),
+        # Under --concurrency K: K calls at once against one agent.
+        _c(
+            "A2A-C-CONC-ONE-TASK",
+            MUST,
+            "With several calls at once, each call creates exactly one task, from its own "
+            "message (its own prompt): no call starts a second task or one for another call.",
+            _BUILDING,
+            concurrent=True,
+        ),
+        _c(
+            "A2A-C-CONC-NO-CROSSTALK",
+            MUST,
+            "With several calls at once, each call keeps its own state: its result names its own "
+            "task and context and holds only its own task's text, and it reads, resubscribes "
+            "to, cancels or continues no other call's task.",
+            _BUILDING,
+            concurrent=True,
+        ),
+        _c(
+            "A2A-C-CONC-CALLS-END",
+            MUST,
+            "With several calls at once, every call ends with its result by its deadline plus "
+            "tolerance, counted from its own first request: no call waits on another.",
+            _WHEN_OVER,
+            concurrent=True,
         ),
     ]
 

@@ -17,30 +17,47 @@ dispatch on the scenario's kind::
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
 from harness.capabilities import CLIENT_CAPABILITIES, ScenarioSkipped, missing_reason
+from harness.concurrency import MAX_CONCURRENCY, merge_verdicts
 from harness.durations import TimeScale
 from harness.fakes.a2a import RPC_PATH, FakeA2AServer
 from harness.faults.engines import FaultLink
 from harness.faults.engines.pool import EnginePool
 from harness.protocol import a2a
 from harness.suites.a2a_client.checks import check_a2a_client
+from harness.suites.a2a_client.checks.concurrency import Call, concurrency_verdicts
+from harness.suites.a2a_client.concurrency import (
+    call_marker,
+    load_figures,
+    split_ledger,
+    tag,
+    tag_script,
+    untaggable,
+)
 from harness.suites.a2a_client.observation import A2AClientObservation, ServerArtifact, ServerTask
 from harness.suites.a2a_client.result import ClientRun
 from harness.suites.a2a_client.scenario import A2AClientScenario
 from harness.suites.a2a_client.target import ClientTarget, check_target_bug, run_client_turn
 from harness.targets.build import ensure_built
 from harness.targets.errors import TargetError
-from harness.verdicts import Verdict
+from harness.verdicts import Outcome, Verdict
 
-__all__ = ["A2AClientEnvironment", "A2AClientScenarioResult"]
+__all__ = ["A2AClientConcurrentResult", "A2AClientEnvironment", "A2AClientScenarioResult"]
 
 MIN_PLAY_OUT_S: Final = 0.5
 _TURN_ENDS: Final = a2a.TERMINAL_STATES | a2a.INTERRUPTED_STATES
+CALL_SLACK_S: Final = 0.25
+"""Under ``--concurrency K`` each call's time limits allow at least ``K`` times this, in real
+seconds: K client processes boot and run side by side on the runner's cores (four Python
+clients on two cores answered half a second late on a correct deadline), and a time limit
+judges the client, not the machine's share of CPU. A client that waits on another call waits
+for whole calls, seconds at the default scale, far past it."""
 SETTLE_S: Final = 2.0
 """How long the harness waits after the last turn for the fake and the link to see the client's
 connections go (they notice within tens of milliseconds)."""
@@ -50,6 +67,17 @@ connections go (they notice within tens of milliseconds)."""
 class A2AClientScenarioResult:
     observation: A2AClientObservation
     verdicts: tuple[Verdict, ...]
+
+
+@dataclass(frozen=True)
+class A2AClientConcurrentResult:
+    """What a scenario run as K calls at once gave: the observation shown for it (the first
+    call that broke a rule, else the first), every verdict, each call, and the load figures."""
+
+    observation: A2AClientObservation
+    verdicts: tuple[Verdict, ...]
+    calls: tuple[Call, ...]
+    load: dict[str, Any]
 
 
 class A2AClientEnvironment:
@@ -226,6 +254,139 @@ class A2AClientEnvironment:
             expect=scenario.expect,
         )
         return A2AClientScenarioResult(observation, tuple(check_a2a_client(observation)))
+
+    async def run_concurrent(
+        self, scenario: A2AClientScenario, k: int
+    ) -> A2AClientConcurrentResult:
+        """``scenario`` as ``k`` calls at once against the one fake agent (``--concurrency``;
+        how the calls are told apart: :mod:`harness.suites.a2a_client.concurrency`)."""
+        if not 2 <= k <= MAX_CONCURRENCY:
+            raise ValueError(f"concurrency must be 2 to {MAX_CONCURRENCY}, not {k}")
+        if self.link is None or self._url is None or self._fake_url is None:
+            raise RuntimeError("A2AClientEnvironment.run_concurrent before start")
+        missing = scenario.missing_needs(self.target.declared)
+        if missing:
+            reason = missing_reason(self.target.name, missing, (), CLIENT_CAPABILITIES)
+            raise ScenarioSkipped(reason)
+        why = untaggable(scenario)
+        if why is not None:
+            raise ScenarioSkipped(f"not run with --concurrency {k}: {why}")
+        await self.engines.ready([self.engines.default])
+        await self._use_engine(self.engines.default)
+        link = self.link
+        assert link is not None and self._url is not None
+        scale = self.scale
+        token = secrets.token_hex(4)
+        markers = [call_marker(i, token) for i in range(k)]
+        keyed = {m: tag_script(scenario.script, m) for m in markers}
+        self.fake.load(
+            scenario.script, time_scale=scale, public_url=self._url + RPC_PATH, keyed=keyed
+        )
+        link.load(())
+        t0 = time.monotonic()
+        self.fake.set_epoch(t0)
+        link.set_epoch(t0)
+        deadline, idle = scale(scenario.client.deadline), scale(scenario.client.idle)
+        grace = scale(scenario.limits.grace)
+        url = self._url
+
+        def first_request_of(marker: str) -> Callable[[float], float | None]:
+            # The call's own first request: under its path (its card, usually), or its message.
+            def first(after: float) -> float | None:
+                ledger = self.fake.ledger
+                mine = {m.request for m in ledger.messages if marker in m.text}
+                return next(
+                    (
+                        r.t
+                        for r in ledger.requests
+                        if r.t >= after and (marker in r.path or r.index in mine)
+                    ),
+                    None,
+                )
+
+            return first
+
+        async def turn(
+            index: int, marker: str, prompt: str, task_id: str | None, context_id: str | None
+        ) -> ClientRun:
+            return await run_client_turn(
+                self.target,
+                url=f"{url.rstrip('/')}/{marker}",  # the agent under the call's own path
+                prompt=tag(prompt, marker),
+                deadline_s=deadline,
+                idle_s=idle,
+                grace_s=grace,
+                epoch=t0,
+                turn=index,
+                task_id=task_id,
+                context_id=context_id,
+                bug=self.bug,
+                time_scale=scale.factor,
+                first_request=first_request_of(marker),
+            )
+
+        async def call(marker: str) -> tuple[ClientRun, ...]:
+            first = await turn(0, marker, scenario.client.prompt, None, None)
+            result = first.result
+            if (
+                scenario.client.follow_up is not None
+                and result is not None
+                and result.status in ("input-required", "auth-required")
+                and result.task_id
+                and result.context_id
+            ):
+                again = await turn(
+                    1, marker, scenario.client.follow_up, result.task_id, result.context_id
+                )
+                return (first, again)
+            return (first,)
+
+        runs = await asyncio.gather(*(call(m) for m in markers))
+        for turns in runs:
+            if turns[0].failure is not None and turns[0].failure.kind == "start":
+                raise TargetError(turns[0].failure.message)
+        await self.fake.wait_quiet(SETTLE_S)
+        await link.wait_quiet(SETTLE_S)
+        await self._let_tasks_finish(max(grace, MIN_PLAY_OUT_S))
+        ledger = self.fake.ledger
+        calls: list[Call] = []
+        for marker, turns, own in zip(markers, runs, split_ledger(ledger, markers), strict=True):
+            script = keyed[marker]
+            observation = A2AClientObservation(
+                scenario=scenario.id,
+                target=self.target_label,
+                wire=scenario.server.wire,
+                resubscribe_snapshot=scenario.server.resubscribe_snapshot,
+                snapshot_artifacts=scenario.server.snapshot_artifacts,
+                time_scale=scale.factor,
+                deadline_s=deadline,
+                idle_s=idle,
+                tolerance_s=max(scale(scenario.limits.tolerance), CALL_SLACK_S * k),
+                turns=turns,
+                ledger=own,
+                link_events=None,
+                faults=(),
+                server_tasks=tuple(self._server_tasks(r.task_id for r in own.tasks)),
+                reply_text=script.reply.text if script.reply is not None else None,
+                follow_up=(
+                    tag(scenario.client.follow_up, marker)
+                    if scenario.client.follow_up is not None
+                    else None
+                ),
+                expect=scenario.expect,
+            )
+            calls.append(Call(marker, observation))
+        per_call = [check_a2a_client(c.observation) for c in calls]
+        verdicts = [*concurrency_verdicts(calls, ledger), *merge_verdicts(per_call, "call")]
+        shown = next(
+            (
+                c.observation
+                for c, vs in zip(calls, per_call, strict=True)
+                if any(v.outcome is Outcome.FAIL for v in vs)
+            ),
+            calls[0].observation,
+        )
+        return A2AClientConcurrentResult(shown, tuple(verdicts), tuple(calls), load_figures(calls))
 
     def _first_request(self, after: float) -> float | None:
         """When the fake saw the first request of a turn started at ``after`` (seconds since

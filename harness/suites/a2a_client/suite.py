@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.suites.a2a_client.reference.mutants import BUGS, INTENDED
+from harness.suites.a2a_client.reference.mutants import BUGS, CONCURRENT, INTENDED
 from harness.suites.a2a_client.scenario import A2AClientScenario
 from harness.suites.a2a_client.target import DEFAULT_CLIENT_TARGET as DEFAULT_TARGET
 from harness.suites.a2a_client.target import ClientTarget
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUGS",
+    "CONCURRENT",
     "DEFAULT_TARGET",
     "INTENDED",
     "KIND",

@@ -27,14 +27,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.concurrency import MAX_CONCURRENCY, percentile
+from harness.concurrency import MAX_CONCURRENCY, copy_marker, merge_verdicts, percentile
 from harness.fakes.records import ModelCall, ToolCall
 from harness.faults.records import LinkEvent
 from harness.protocol.gemini import CallChunk, FunctionCall, ModelTurn, TextChunk
 from harness.suites.gateway.checks.concurrency import Session
 from harness.suites.gateway.observation import GatewayObservation
 from harness.suites.gateway.scenario import GatewayScenario
-from harness.verdicts import Outcome, Verdict
+from harness.verdicts import Verdict
 
 __all__ = [
     "MAX_CONCURRENCY",
@@ -66,7 +66,7 @@ class ConcurrentResult:
 
 def session_marker(index: int, token: str) -> str:
     """The marker of copy ``index`` (0-based); ``token`` is the run's random part."""
-    return f"sp-s{index + 1}-{token}"
+    return copy_marker("s", index, token)
 
 
 def _tag_call(call: FunctionCall, marker: str) -> FunctionCall | None:
@@ -165,46 +165,3 @@ def load_figures(sessions: Sequence[Session]) -> dict[str, Any]:
             "n": len(lags),
         },
     }
-
-
-_SEVERITY = {
-    Outcome.FAIL: 5,
-    Outcome.NON_STRICT: 4,
-    Outcome.PASS: 3,
-    Outcome.INFO: 2,
-    Outcome.NOT_APPLICABLE: 1,
-    Outcome.SKIP: 0,
-}
-
-
-def merge_verdicts(per_session: Sequence[Sequence[Verdict]]) -> list[Verdict]:
-    """One verdict per requirement (and expectation) over the K copies: the worst copy's. Its
-    message names the copy and how many copies broke the rule (``session 2/4: ... (broken in 2
-    of 4 sessions)``), or says that every copy gave the same outcome (``all 4 sessions, session
-    1/4 shown: ...``), or how many gave this one."""
-    k = len(per_session)
-    order: list[tuple[str, str]] = []
-    worst: dict[tuple[str, str], tuple[int, Verdict]] = {}
-    outcomes: dict[tuple[str, str], list[Outcome]] = {}
-    for i, verdicts in enumerate(per_session):
-        for v in verdicts:
-            key = (v.kind.value, v.requirement)
-            if key not in worst:
-                order.append(key)
-            outcomes.setdefault(key, []).append(v.outcome)
-            if key not in worst or _SEVERITY[v.outcome] > _SEVERITY[worst[key][1].outcome]:
-                worst[key] = (i, v)
-    out: list[Verdict] = []
-    for key in order:
-        i, v = worst[key]
-        seen = outcomes[key]
-        broke = sum(o in (Outcome.FAIL, Outcome.NON_STRICT) for o in seen)
-        if broke:
-            message = f"session {i + 1}/{k}: {v.message} (broken in {broke} of {k} sessions)"
-        elif len(seen) == k and all(o is v.outcome for o in seen):
-            message = f"all {k} sessions, session {i + 1}/{k} shown: {v.message}"
-        else:
-            same = sum(o is v.outcome for o in seen)
-            message = f"session {i + 1}/{k}: {v.message} ({v.outcome} in {same} of {k} sessions)"
-        out.append(v.model_copy(update={"message": message}))
-    return out

@@ -13,7 +13,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import tempfile
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from a2a.client import Client
@@ -33,6 +36,13 @@ if TYPE_CHECKING:
 PROG: Final = "streamproof-client"
 """The client's name: its logger's, and its log lines' prefix."""
 log = logging.getLogger(PROG)
+
+CURRENT_TASK_FILE: Final = Path(tempfile.gettempdir()) / f"streamproof-client-{os.getuid()}.task"
+"""The ``shared-task-file`` mutant's "current task", one per machine user, not per call."""
+OUTBOX_FILE: Final = Path(tempfile.gettempdir()) / f"streamproof-client-{os.getuid()}.outbox"
+"""The ``shared-outbox`` mutant's pending message, one per machine user, not per call."""
+CALL_LOCK_FILE: Final = Path(tempfile.gettempdir()) / f"streamproof-client-{os.getuid()}.lock"
+"""The ``one-call-at-a-time`` mutant's machine-wide lock."""
 
 _STATUS: Final[Mapping[int, str]] = {
     TaskState.TASK_STATE_SUBMITTED: "submitted",
@@ -115,6 +125,8 @@ class StreamCall:
     def remember(self, task_id: str, context_id: str) -> None:
         """Capture the task id from the first event that carries one."""
         if task_id:
+            if self.bug == "shared-task-file" and task_id != self.task_id:
+                CURRENT_TASK_FILE.write_text(task_id)  # one "current task" per machine
             self.task_id = task_id
         if context_id:
             self.context_id = context_id

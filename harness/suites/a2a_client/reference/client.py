@@ -40,17 +40,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import fcntl
 import json
 import logging
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Final
 
 import httpx
-from a2a.client import A2ACardResolver, ClientConfig, create_client
+from a2a.client import A2ACardResolver, Client, ClientConfig, create_client
+from a2a.helpers import new_text_message
+from a2a.types import Role, SendMessageRequest
 
-from harness.suites.a2a_client.reference.call import PROG, log
+from harness.suites.a2a_client.reference.call import (
+    CALL_LOCK_FILE,
+    CURRENT_TASK_FILE,
+    OUTBOX_FILE,
+    PROG,
+    log,
+)
 from harness.suites.a2a_client.reference.mutants import describe_bugs
 from harness.suites.a2a_client.reference.recovery import RecoveringCall
 from harness.suites.a2a_client.reference.settings import ConfigError, Settings
@@ -84,6 +94,12 @@ async def call(settings: Settings) -> list[dict[str, Any]]:
             return [_result("timeout", reason)]
         except Exception as exc:
             return [_error(f"cannot read the agent card: {type(exc).__name__}: {exc}")]
+        if settings.bug == "one-call-at-a-time":
+            # A blocking lock in the event loop's thread: nothing of this call runs, its
+            # deadline included, until the call holding it has exited.
+            lock = os.open(CALL_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when this process exits
+            started = loop.time()  # and its clock starts when its turn comes
         versions = sorted({i.protocol_version for i in card.supported_interfaces})
         log.info(
             "agent %s streaming=%s protocol=%s",
@@ -97,6 +113,8 @@ async def call(settings: Settings) -> list[dict[str, Any]]:
             accepted_output_modes=["text/plain", "application/json"],
         )
         client = await create_client(card, client_config=config)
+        if settings.bug == "shared-outbox":
+            await _send_pending(client, settings.prompt)
         stream_call = RecoveringCall(client, settings)
         watchdog: asyncio.Task[None] | None = None
         try:
@@ -116,6 +134,13 @@ async def call(settings: Settings) -> list[dict[str, Any]]:
                 stream_call.error = f"no result within the {settings.deadline:g}s deadline"
                 return [stream_call.result("timeout")]
             await stream_call.close()
+            if settings.bug == "shared-task-file" and stream_call.task_id is not None:
+                # The mutant's result is the machine's "current task" (whichever call wrote
+                # it last), its final snapshot read with tasks/get.
+                current = _current_task()
+                if current and current != stream_call.task_id:
+                    stream_call.task_id = current
+                    await stream_call.verify()
             if (
                 status == "completed"
                 and stream_call.unverified
@@ -132,6 +157,36 @@ async def call(settings: Settings) -> list[dict[str, Any]]:
             await stream_call.close()
             with contextlib.suppress(Exception):
                 await client.close()
+            if settings.bug == "shared-outbox" and _read(OUTBOX_FILE) == settings.prompt:
+                OUTBOX_FILE.unlink(missing_ok=True)  # delivered: nothing pending any more
+
+
+def _read(file: Path) -> str | None:
+    try:
+        return file.read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _current_task() -> str | None:
+    return _read(CURRENT_TASK_FILE)
+
+
+async def _send_pending(client: Client, prompt: str) -> None:
+    """The ``shared-outbox`` mutant: a message still pending in the machine's outbox (a call
+    that "never finished") is sent again before this call's own, which takes its place there."""
+    pending = _read(OUTBOX_FILE)
+    OUTBOX_FILE.write_text(prompt)
+    if pending is None or pending == prompt:
+        return
+    log.info("sending a pending message from the outbox again")
+    message = new_text_message(pending, role=Role.ROLE_USER)
+    stream = client.send_message(SendMessageRequest(message=message))
+    with contextlib.suppress(Exception):
+        async for _event in stream:
+            break  # sent: the agent has its task
+    with contextlib.suppress(Exception):
+        await stream.aclose()  # type: ignore[attr-defined]
 
 
 async def _json_accept(request: httpx.Request) -> None:

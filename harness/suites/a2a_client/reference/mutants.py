@@ -19,6 +19,7 @@ from harness.bug_catalog import BugCatalog
 
 __all__ = [
     "BUGS",
+    "CONCURRENT",
     "INTENDED",
     "SHOWCASE",
     "bug_names",
@@ -82,6 +83,18 @@ BUGS: Final[Mapping[str, str]] = {
         "incomplete, though chunks streamed during the gap are lost (the recipe's 'else if "
         "(!call.artifacts.isEmpty()) call.incomplete = true' left out)"
     ),
+    "shared-task-file": (
+        "the call's task id also goes to one 'current task' file per machine, and the result "
+        "is that task's final snapshot (tasks/get): with calls at once, another call's task"
+    ),
+    "shared-outbox": (
+        "the message goes to one outbox file per machine until the call ends, and a call that "
+        "finds another's message pending there sends it again first: a second task for it"
+    ),
+    "one-call-at-a-time": (
+        "calls queue for a machine-wide lock (taken after the agent card, held until the "
+        "process exits), and a call's deadline starts when its turn comes: it ends late"
+    ),
 }
 """Mutant name -> one-line description of its single defect."""
 
@@ -106,6 +119,9 @@ INTENDED: Final[Mapping[str, str]] = {
     "ignores-deadline": "A2A-C-DEADLINE",
     "failed-as-completed": "A2A-C-STATUS",
     "snapshot-without-artifacts-ignored": "A2A-C-ARTIFACTS-COMPLETE",
+    "shared-task-file": "A2A-C-CONC-NO-CROSSTALK",
+    "shared-outbox": "A2A-C-CONC-ONE-TASK",
+    "one-call-at-a-time": "A2A-C-CONC-CALLS-END",
 }
 """Mutant name -> the requirement that must catch it (the mutant matrix reads this)."""
 
@@ -130,8 +146,20 @@ SHOWCASE: Final[Mapping[str, str]] = {
     "ignores-deadline": "a2a_client/deadline-inside-a-quiet-cut",
     "failed-as-completed": "a2a_client/failed",
     "snapshot-without-artifacts-ignored": "a2a_client/snapshot-without-artifacts",
+    "shared-task-file": "a2a_client/happy-path-1-0-wire",
+    "shared-outbox": "a2a_client/deadline-and-cancel",
+    "one-call-at-a-time": "a2a_client/deadline-and-cancel",
 }
 """Mutant name -> the bundled scenario in which its intended requirement fails."""
+
+
+CONCURRENT: Final[Mapping[str, int]] = {
+    "shared-task-file": 4,
+    "shared-outbox": 4,
+    "one-call-at-a-time": 4,
+}
+"""Mutants whose defect shows only with calls at once: the mutant matrix runs each with
+``--concurrency`` this many calls (no sequential check can catch them)."""
 
 
 CATALOG = BugCatalog(BUGS, INTENDED)
