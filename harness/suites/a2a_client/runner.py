@@ -27,8 +27,11 @@ from harness.capabilities import CLIENT_CAPABILITIES, ScenarioSkipped, missing_r
 from harness.concurrency import MAX_CONCURRENCY, merge_verdicts
 from harness.durations import TimeScale
 from harness.fakes.a2a import RPC_PATH, FakeA2AServer
+from harness.fakes.a2a.ledger import A2ALedger
 from harness.faults.engines import FaultLink
 from harness.faults.engines.pool import EnginePool
+from harness.faults.plan import Fault
+from harness.faults.records import LinkEvent
 from harness.protocol import a2a
 from harness.suites.a2a_client.checks import check_a2a_client
 from harness.suites.a2a_client.checks.concurrency import Call, concurrency_verdicts
@@ -166,10 +169,7 @@ class A2AClientEnvironment:
     async def run(self, scenario: A2AClientScenario) -> A2AClientScenarioResult:
         if self.link is None or self._url is None:
             raise RuntimeError("A2AClientEnvironment.run before start")
-        missing = scenario.missing_needs(self.target.declared)
-        if missing:
-            reason = missing_reason(self.target.name, missing, (), CLIENT_CAPABILITIES)
-            raise ScenarioSkipped(reason)
+        self._skip_unless_declared(scenario)
         chosen, problems = self.engines.choose(
             {"a2a": scenario.links.a2a}, scenario.links.engine.items()
         )
@@ -233,27 +233,57 @@ class A2AClientEnvironment:
         await self.fake.wait_quiet(SETTLE_S)
         await link.wait_quiet(SETTLE_S)
         await self._let_tasks_finish(max(grace, MIN_PLAY_OUT_S))
-        ledger = self.fake.ledger
-        observation = A2AClientObservation(
+        observation = self._observe(
+            scenario,
+            tuple(turns),
+            self.fake.ledger,
+            tolerance_s=scale(scenario.limits.tolerance),
+            link_events=tuple(link.events),
+            faults=scenario.links.a2a,
+            reply=scenario.reply.text if scenario.reply is not None else None,
+            follow_up=scenario.client.follow_up,
+        )
+        return A2AClientScenarioResult(observation, tuple(check_a2a_client(observation)))
+
+    def _skip_unless_declared(self, scenario: A2AClientScenario) -> None:
+        missing = scenario.missing_needs(self.target.declared)
+        if missing:
+            reason = missing_reason(self.target.name, missing, (), CLIENT_CAPABILITIES)
+            raise ScenarioSkipped(reason)
+
+    def _observe(
+        self,
+        scenario: A2AClientScenario,
+        turns: tuple[ClientRun, ...],
+        ledger: A2ALedger,
+        *,
+        tolerance_s: float,
+        link_events: tuple[LinkEvent, ...] | None,
+        faults: tuple[Fault, ...],
+        reply: str | None,
+        follow_up: str | None,
+    ) -> A2AClientObservation:
+        """What a call (or one of K calls at once) is judged on, its tasks read from the fake."""
+        scale = self.scale
+        return A2AClientObservation(
             scenario=scenario.id,
             target=self.target_label,
             wire=scenario.server.wire,
             resubscribe_snapshot=scenario.server.resubscribe_snapshot,
             snapshot_artifacts=scenario.server.snapshot_artifacts,
             time_scale=scale.factor,
-            deadline_s=deadline,
-            idle_s=idle,
-            tolerance_s=scale(scenario.limits.tolerance),
-            turns=tuple(turns),
+            deadline_s=scale(scenario.client.deadline),
+            idle_s=scale(scenario.client.idle),
+            tolerance_s=tolerance_s,
+            turns=turns,
             ledger=ledger,
-            link_events=tuple(link.events),
-            faults=scenario.links.a2a,
+            link_events=link_events,
+            faults=faults,
             server_tasks=tuple(self._server_tasks(r.task_id for r in ledger.tasks)),
-            reply_text=scenario.reply.text if scenario.reply is not None else None,
-            follow_up=scenario.client.follow_up,
+            reply_text=reply,
+            follow_up=follow_up,
             expect=scenario.expect,
         )
-        return A2AClientScenarioResult(observation, tuple(check_a2a_client(observation)))
 
     async def run_concurrent(
         self, scenario: A2AClientScenario, k: int
@@ -264,10 +294,7 @@ class A2AClientEnvironment:
             raise ValueError(f"concurrency must be 2 to {MAX_CONCURRENCY}, not {k}")
         if self.link is None or self._url is None or self._fake_url is None:
             raise RuntimeError("A2AClientEnvironment.run_concurrent before start")
-        missing = scenario.missing_needs(self.target.declared)
-        if missing:
-            reason = missing_reason(self.target.name, missing, (), CLIENT_CAPABILITIES)
-            raise ScenarioSkipped(reason)
+        self._skip_unless_declared(scenario)
         why = untaggable(scenario)
         if why is not None:
             raise ScenarioSkipped(f"not run with --concurrency {k}: {why}")
@@ -352,28 +379,19 @@ class A2AClientEnvironment:
         calls: list[Call] = []
         for marker, turns, own in zip(markers, runs, split_ledger(ledger, markers), strict=True):
             script = keyed[marker]
-            observation = A2AClientObservation(
-                scenario=scenario.id,
-                target=self.target_label,
-                wire=scenario.server.wire,
-                resubscribe_snapshot=scenario.server.resubscribe_snapshot,
-                snapshot_artifacts=scenario.server.snapshot_artifacts,
-                time_scale=scale.factor,
-                deadline_s=deadline,
-                idle_s=idle,
+            observation = self._observe(
+                scenario,
+                turns,
+                own,
                 tolerance_s=max(scale(scenario.limits.tolerance), CALL_SLACK_S * k),
-                turns=turns,
-                ledger=own,
-                link_events=None,
+                link_events=None,  # no fault acts on the shared link: the fake's records stand
                 faults=(),
-                server_tasks=tuple(self._server_tasks(r.task_id for r in own.tasks)),
-                reply_text=script.reply.text if script.reply is not None else None,
+                reply=script.reply.text if script.reply is not None else None,
                 follow_up=(
                     tag(scenario.client.follow_up, marker)
                     if scenario.client.follow_up is not None
                     else None
                 ),
-                expect=scenario.expect,
             )
             calls.append(Call(marker, observation))
         per_call = [check_a2a_client(c.observation) for c in calls]
