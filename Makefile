@@ -23,10 +23,10 @@ run: .venv/.installed tools
 # (whole suites, Java, a browser) are handed out first and in order (harness/tests/conftest.py),
 # and tests sharing one expensive fixture stay on one worker (xdist_group, --dist loadgroup).
 # ARGS='-m "not slow"' leaves the slow ones out for a quick inner loop; TEST_WORKERS=0 runs
-# everything in this one process.
+# everything in this one process. The 25 slowest tests are listed at the end: where the time goes.
 TEST_WORKERS ?= 2
 test: .venv/.installed tools lint type
-	.venv/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder $(ARGS)
+	.venv/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25 $(ARGS)
 
 # Bounded, loopback only; the figures are in the README's Performance section.
 bench: .venv/.installed
