@@ -116,9 +116,10 @@ def crosstalk_verdicts(calls: Sequence[Call], ledger: A2ALedger) -> list[Verdict
     if len(calls) < 2:
         return [not_applicable(rid, "not judged: one call alone, there is no other to mix with")]
     task_owner = _task_owners(ledger, calls)
-    context_owner = {
-        t.context_id: task_owner[t.task_id] for t in ledger.tasks if t.task_id in task_owner
-    }
+    contexts: dict[str, set[int]] = {}  # a client may give all its calls one context
+    for t in ledger.tasks:
+        if t.task_id in task_owner:
+            contexts.setdefault(t.context_id, set()).add(task_owner[t.task_id])
     violations: list[str] = []
     first_at: float | None = None
     own_seen = 0
@@ -146,11 +147,11 @@ def crosstalk_verdicts(calls: Sequence[Call], ledger: A2ALedger) -> list[Verdict
                     f"reported the task of {_label(other, calls)} ({result.task_id})",
                     run.t_result,
                 )
-            other = context_owner.get(result.context_id or "")
-            if other is not None and other != i and task_owner.get(result.task_id or "") != other:
+            sharing = contexts.get(result.context_id or "", set())
+            if sharing and i not in sharing and other in (None, i):  # not said twice
                 note(
                     i,
-                    f"reported the context of {_label(other, calls)} ({result.context_id})",
+                    f"reported the context of {_label(min(sharing), calls)} ({result.context_id})",
                     run.t_result,
                 )
             for text in texts:

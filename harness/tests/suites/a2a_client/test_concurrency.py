@@ -154,6 +154,7 @@ def shared_ledger(
     extra_tasks: int = 0,
     stray: str | None = None,
     paths: bool = True,
+    context: str | None = None,
 ) -> A2ALedger:
     """Two calls at once: each fetches the card, then streams its message, under its own path
     (``paths=False``: a client that drops the path of its base URL); ``get_of`` (call -> task
@@ -186,7 +187,7 @@ def shared_ledger(
         tasks.append(
             TaskRecord(
                 task_id=f"t{i}",
-                context_id=f"c{i}",
+                context_id=context or f"c{i}",
                 t=0.1,
                 request=index,
                 message_id=f"m{i}",
@@ -315,6 +316,22 @@ def test_a_result_naming_another_calls_task_is_crosstalk() -> None:
     # the other two rules have nothing against it
     assert_passes(one_task_verdicts(calls, ledger), "A2A-C-CONC-ONE-TASK")
     assert_passes(calls_end_verdicts(calls), "A2A-C-CONC-CALLS-END")
+
+
+def test_calls_that_share_one_context_by_design_are_not_crosstalk() -> None:
+    ledger = shared_ledger(context="one-conversation")
+    results = [
+        own_result(i).model_copy(update={"context_id": "one-conversation"}) for i in range(2)
+    ]
+    assert_passes(crosstalk_verdicts(calls_of(ledger, results), ledger), "A2A-C-CONC-NO-CROSSTALK")
+    # a context that is only another call's is
+    mine = shared_ledger()
+    wrong = [own_result(0).model_copy(update={"context_id": "c1"}), own_result(1)]
+    assert_fails(
+        crosstalk_verdicts(calls_of(mine, wrong), mine),
+        "A2A-C-CONC-NO-CROSSTALK",
+        "call 1/2 reported the context of call 2/2 (c1)",
+    )
 
 
 def test_a_second_task_or_a_message_without_its_prompt_breaks_one_task() -> None:
