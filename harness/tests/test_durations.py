@@ -69,3 +69,12 @@ def test_the_json_schema_reads_what_parse_duration_reads(value: object, valid: b
     else:
         with pytest.raises(ValueError):
             parse_duration(value)
+
+
+def test_the_plugin_names_the_default_time_scale() -> None:
+    from pathlib import Path
+
+    from harness.durations import DEFAULT_TIME_SCALE
+
+    plugin = Path(__file__).resolve().parents[1] / "pytest_plugin.py"
+    assert f"(default {DEFAULT_TIME_SCALE})" in plugin.read_text(encoding="utf-8")
