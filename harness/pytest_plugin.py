@@ -68,7 +68,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         # harness.durations.DEFAULT_TIME_SCALE, spelt out: importing it (pydantic) would make
         # every pytest run pay for it (test_durations checks the two agree)
-        help="multiply every scenario duration by F (default 0.05)",
+        help="multiply every scenario duration by F (default 0.1)",
     )
     group.addoption(
         "--streamproof-report-dir",
