@@ -30,7 +30,7 @@ from typing import Any, Final
 from harness.concurrency import copy_marker, percentile
 from harness.fakes.a2a.ledger import A2ALedger, RequestRecord
 from harness.fakes.a2a.script import A2AScript, ArtifactStep, StatusStep, Step
-from harness.suites.a2a_client.checks.concurrency import Call
+from harness.suites.a2a_client.checks.concurrency import Call, holders, task_owners
 from harness.suites.a2a_client.scenario import A2AClientScenario
 
 __all__ = [
@@ -118,7 +118,7 @@ def tag_script(script: A2AScript, marker: str) -> A2AScript:
 
 
 def _holder(text: str, markers: Sequence[str]) -> int | None:
-    held = [i for i, marker in enumerate(markers) if marker in text]
+    held = holders(text, markers)
     return held[0] if len(held) == 1 else None
 
 
@@ -129,11 +129,7 @@ def owners(ledger: A2ALedger, markers: Sequence[str]) -> tuple[dict[str, int], d
     marker, and the card sends it on there), else whose marker its message holds, else whose
     task it names; a request none of these ties to one call (a client that dropped the path
     of its base URL, asking for something else than a message or a task) is in neither map."""
-    tasks: dict[str, int] = {}
-    for task in ledger.tasks:
-        holder = _holder(task.text, markers)
-        if holder is not None:
-            tasks[task.task_id] = holder
+    tasks = task_owners(ledger, markers)
     by_message: dict[int, int] = {}
     for message in ledger.messages:
         holder = _holder(message.text, markers)

@@ -72,6 +72,21 @@ class A2AClientScenarioResult:
     verdicts: tuple[Verdict, ...]
 
 
+def _follow_up(scenario: A2AClientScenario, first: ClientRun) -> tuple[str, str, str] | None:
+    """The follow-up turn's prompt, task id and context id, when the scenario has one and the
+    first turn ended waiting for input (or auth) with both ids."""
+    result = first.result
+    if (
+        scenario.client.follow_up is not None
+        and result is not None
+        and result.status in ("input-required", "auth-required")
+        and result.task_id
+        and result.context_id
+    ):
+        return scenario.client.follow_up, result.task_id, result.context_id
+    return None
+
+
 @dataclass(frozen=True)
 class A2AClientConcurrentResult:
     """What a scenario run as K calls at once gave: the observation shown for it (the first
@@ -221,15 +236,9 @@ class A2AClientEnvironment:
         if turns[0].failure is not None and turns[0].failure.kind == "start":
             # Not a verdict on the client's behaviour: the target could not be run at all.
             raise TargetError(turns[0].failure.message)
-        first = turns[0].result
-        if (
-            scenario.client.follow_up is not None
-            and first is not None
-            and first.status in ("input-required", "auth-required")
-            and first.task_id
-            and first.context_id
-        ):
-            turns.append(await turn(1, scenario.client.follow_up, first.task_id, first.context_id))
+        again = _follow_up(scenario, turns[0])
+        if again is not None:
+            turns.append(await turn(1, *again))
         await self.fake.wait_quiet(SETTLE_S)
         await link.wait_quiet(SETTLE_S)
         await self._let_tasks_finish(max(grace, MIN_PLAY_OUT_S))
@@ -354,18 +363,9 @@ class A2AClientEnvironment:
 
         async def call(marker: str) -> tuple[ClientRun, ...]:
             first = await turn(0, marker, scenario.client.prompt, None, None)
-            result = first.result
-            if (
-                scenario.client.follow_up is not None
-                and result is not None
-                and result.status in ("input-required", "auth-required")
-                and result.task_id
-                and result.context_id
-            ):
-                again = await turn(
-                    1, marker, scenario.client.follow_up, result.task_id, result.context_id
-                )
-                return (first, again)
+            again = _follow_up(scenario, first)
+            if again is not None:
+                return (first, await turn(1, marker, *again))
             return (first,)
 
         runs = await asyncio.gather(*(call(m) for m in markers))

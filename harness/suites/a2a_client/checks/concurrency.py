@@ -28,7 +28,9 @@ __all__ = [
     "calls_end_verdicts",
     "concurrency_verdicts",
     "crosstalk_verdicts",
+    "holders",
     "one_task_verdicts",
+    "task_owners",
 ]
 
 
@@ -44,17 +46,27 @@ def _label(index: int, calls: Sequence[Call]) -> str:
     return f"call {index + 1}/{len(calls)}"
 
 
-def _holders(text: str, calls: Sequence[Call]) -> list[int]:
-    return [j for j, c in enumerate(calls) if c.marker in text]
+def holders(text: str, markers: Sequence[str]) -> list[int]:
+    """The indexes of the markers ``text`` holds."""
+    return [j for j, marker in enumerate(markers) if marker in text]
 
 
-def _task_owners(ledger: A2ALedger, calls: Sequence[Call]) -> dict[str, int]:
+def task_owners(ledger: A2ALedger, markers: Sequence[str]) -> dict[str, int]:
+    """Task id -> the call whose marker the task's creating message holds (exactly one)."""
     owners: dict[str, int] = {}
     for record in ledger.tasks:
-        held = _holders(record.text, calls)
+        held = holders(record.text, markers)
         if len(held) == 1:
             owners[record.task_id] = held[0]
     return owners
+
+
+def _holders(text: str, calls: Sequence[Call]) -> list[int]:
+    return holders(text, [c.marker for c in calls])
+
+
+def _task_owners(ledger: A2ALedger, calls: Sequence[Call]) -> dict[str, int]:
+    return task_owners(ledger, [c.marker for c in calls])
 
 
 def one_task_verdicts(calls: Sequence[Call], ledger: A2ALedger) -> list[Verdict]:
