@@ -201,8 +201,10 @@ def test_a_client_task_may_come_later_from_one_step_on() -> None:
     slower = Space(("a2a",), 30.0, a2a_matches("0.3"), active=5.0, events=5, steps=5)
     assert slower.places == ("a2a", TASK)
     found = find(plans(slower), lambda p: bool(p[TASK]))
+    # The element shrinks to its simplest; hypothesis may keep a link fault beside it (the
+    # search then tries each element alone: see single_elements).
     assert found[TASK] == [{"from_step": 2, "later": "500ms"}]
-    assert describe_plan(found) == "task: steps from 2 on come 500ms later"
+    assert describe_plan({TASK: found[TASK]}) == "task: steps from 2 on come 500ms later"
 
     @settings(max_examples=200, deadline=None)
     @given(plans(slower))
