@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from harness.suites.a2a_client.runner import A2AClientEnvironment
     from harness.suites.a2a_client.scenario import A2AClientScenario
     from harness.suites.a2a_client.target import ClientTarget, load_client_target
-    from harness.suites.gateway.checks import check_gateway
     from harness.suites.gateway.observation import (
         AuthProbe,
         ChatResponse,
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
         ModelCall,
         ToolCall,
     )
+    from harness.suites.gateway.profiles.registry import check_gateway
     from harness.suites.gateway.runner import GatewayEnvironment
     from harness.suites.gateway.scenario import GatewayScenario
     from harness.suites.gateway.target import GatewayTarget, load_target
@@ -60,7 +60,7 @@ _EXPORTS = {
     "ScenarioError": "harness.suites.loading",
     "ToolCall": "harness.suites.gateway.observation",
     "Verdict": "harness.verdicts",
-    "check_gateway": "harness.checks",
+    "check_gateway": "harness.suites.gateway.profiles.registry",
     "load_scenarios": "harness.suites.loading",
     "load_target": "harness.suites.gateway.target",
     "parse_scenarios": "harness.suites.loading",

@@ -989,10 +989,11 @@ def _list(*, as_json: bool, markdown: bool = False) -> int:
         return EXIT_OK
     for req in REGISTRY.values():
         print(f"{req.id:<28} {req.level.value:<6} {req.statement}")
-        print(f"{'':<28} seed {req.seed}: {req.section}")
+        print(f"{'':<28} {req.source()}: {req.section}")
         scenarios = by_req.get(req.id, [])
-        # A rule about sessions at once is judged on every scenario run with --concurrency K.
-        none = "every scenario run with --concurrency K" if req.concurrent else "(none)"
+        # A rule about sessions at once, or of one wire's own protocol, is judged on every
+        # scenario run that way.
+        none = req.everywhere() or "(none)"
         print(f"{'':<28} scenarios: {', '.join(scenarios) if scenarios else none}")
     return EXIT_OK
 

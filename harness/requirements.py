@@ -29,6 +29,23 @@ class Requirement(BaseModel):
     concurrent: bool = False
     """Judged only when scenarios run as several sessions at once (``--concurrency K``), and
     then on every scenario that runs: no scenario is built for it alone."""
+    profile: str | None = None
+    """A rule of one wire's own protocol (AG-UI, the AI SDK UI stream): judged on every
+    scenario run against a target of that profile, and only there."""
+
+    def source(self) -> str:
+        """Where the rule comes from, as lists and reports name it: ``seed 000_...`` or a
+        protocol's own name."""
+        return f"seed {self.seed}" if self.profile is None else self.seed
+
+    def everywhere(self) -> str | None:
+        """Where a rule that no scenario names is judged, or ``None`` for a rule that needs a
+        scenario of its own."""
+        if self.concurrent:
+            return "every scenario run with --concurrency K"
+        if self.profile is not None:
+            return f"every scenario run against a {self.profile} target"
+        return None
 
 
 REGISTRY: dict[str, Requirement] = {}

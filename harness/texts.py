@@ -8,6 +8,18 @@ from collections.abc import Sequence
 __all__ = ["TIMES", "compress", "short", "squash"]
 
 
+def repeated(text: str, unit: str) -> int:
+    """How many times ``text`` is ``unit`` said over and over, whitespace aside (0: it is not;
+    1: it is ``unit`` once). A message holding an answer twice is a double render, which the
+    rendering rule judges; the rules that compare a message with its answer read it as the
+    answer."""
+    whole, part = squash(text), squash(unit)
+    if not part or len(whole) % len(part):
+        return 0
+    times = len(whole) // len(part)
+    return times if whole == part * times else 0
+
+
 def squash(text: str) -> str:
     """``text`` with all whitespace removed.
 

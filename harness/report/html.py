@@ -286,7 +286,7 @@ def _matrix(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 "kind": kind,
                 "level": level,
                 "section": rule.section if rule else "",
-                "seed": f"seed {rule.seed}: {rule.section}" if rule else "",
+                "seed": f"{rule.source()}: {rule.section}" if rule else "",
                 "statement": rule.statement if rule else "the scenario's own expectation",
                 "cells": cells,
             }

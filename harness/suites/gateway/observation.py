@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.durations import on_both_clocks
 from harness.fakes.records import ModelCall, ToolCall
 from harness.faults.records import LinkEvent
+from harness.suites.gateway.profiles.wire import FrameMapping, OnDisconnect, ProfileName
 from harness.suites.gateway.scenario import GatewayExpect, GatewayLimits
 
 __all__ = [
@@ -44,6 +45,10 @@ class Frame(_Record):
     id_line: bool = True
     """Whether this event's own block carried an ``id:`` line."""
     data: str
+    wire: str | None = None
+    """Set on a frame of a profile's seed view: the wire's own name of the event it was read
+    from (AG-UI's ``TEXT_MESSAGE_CONTENT``, a team's own event name); ``None`` on a frame as
+    received."""
 
     def payload(self) -> Any:
         """The data parsed as JSON, or ``None`` when it is not JSON."""
@@ -63,6 +68,9 @@ class ChatResponse(_Record):
     error: str | None = None
     elapsed: float = 0.0
     body_excerpt: str = ""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """The response headers, names in lower case (the AI SDK's stream announces its protocol
+    in one)."""
 
 
 class AuthProbe(_Record):
@@ -77,9 +85,15 @@ class AuthProbe(_Record):
 class GatewayObservation(_Record):
     scenario: str
     target: str
-    profile: Literal["typed-frames", "adk-events"] = "typed-frames"
-    """The wire the target declared (``typed-frames``: the seed's frames; ``adk-events``: ADK's
-    raw event JSON); the checks judge by it."""
+    profile: ProfileName = "typed-frames"
+    """The wire the target declared; the checks judge by it (:mod:`.profiles`)."""
+    frame_mapping: FrameMapping | None = None
+    """A ``typed-frames`` target's own event names and payload fields, if it declared any."""
+    on_disconnect: OnDisconnect = "dispose"
+    """What the target declares it does with the run when the browser goes away."""
+    request_body: Any = None
+    """The chat request's JSON body as sent (AG-UI's ``RunAgentInput``...), ``None`` for a text
+    body."""
     session_error: str | None = None
     """What went wrong creating the session through ``endpoints.session``, if anything."""
     marker: str
@@ -99,6 +113,11 @@ class GatewayObservation(_Record):
     """When the history was read (seconds since the chat request)."""
     disconnected_at: float | None = None
     """When the browser went away on purpose (``request.disconnect_after_frames``)."""
+    history_after_run: tuple[dict[str, Any], ...] | None = None
+    """For a target that detaches its runs: the history read once the detached run had ended
+    (or its bound had passed), as a user reloading later sees it."""
+    history_after_run_error: str | None = None
+    history_after_run_at: float | None = None
     link_events: dict[str, tuple[LinkEvent, ...]] = Field(default_factory=dict)
     """What each proxied hop saw: connections, requests, events forwarded, faults fired."""
     auth_probes: tuple[AuthProbe, ...] | None = None

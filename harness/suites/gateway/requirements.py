@@ -7,7 +7,7 @@ from __future__ import annotations
 from harness.requirements import GATEWAY_SEED, Requirement, register
 from harness.verdicts import Level
 
-__all__ = ["GATEWAY"]
+__all__ = ["AG_UI", "AI_SDK_UI", "GATEWAY"]
 
 
 def _gw(
@@ -201,6 +201,15 @@ GATEWAY: list[Requirement] = [
         "next send, hence SHOULD",
     ),
     _gw(
+        "GW-DETACH-PERSIST-ONCE",
+        MUST,
+        "A gateway that declares it detaches runs from a closed tab (on_disconnect: detach) "
+        "lets the run end within its bound, and a reload afterwards shows each of its answers "
+        "exactly once: none lost, none stored twice.",
+        "Inside SSE mode: chunk, partial, aggregate, persist (the aggregate is the record); "
+        "Failure modes: Orphaned runs",
+    ),
+    _gw(
         "GW-AUTH",
         SHOULD,
         "The gateway authenticates the user: a chat or history request without a valid "
@@ -248,4 +257,100 @@ GATEWAY: list[Requirement] = [
 
 """Every gateway requirement, in the order reports list them."""
 
+
+def _wire(
+    id: str, statement: str, source: str, section: str, profile: str, level: Level = MUST
+) -> Requirement:
+    return Requirement(
+        id=id,
+        level=level,
+        statement=statement,
+        seed=source,
+        section=section,
+        kind="gateway",
+        profile=profile,
+    )
+
+
+_VERIFY = "@ag-ui/client's verify middleware"
+
+AG_UI: list[Requirement] = [
+    _wire(
+        "AGUI-RUN-STARTED-FIRST",
+        "The first event of the stream is RUN_STARTED (or RUN_ERROR, for a run refused at once).",
+        "AG-UI 1.0",
+        f"Run lifecycle ({_VERIFY}: the first event must be RUN_STARTED)",
+        "ag-ui",
+    ),
+    _wire(
+        "AGUI-EVENTS-PAIRED",
+        "TEXT_MESSAGE_CONTENT and TEXT_MESSAGE_END name a message that is open (started and "
+        "not ended); TOOL_CALL_ARGS and TOOL_CALL_END a tool call that is open.",
+        "AG-UI 1.0",
+        f"Text messages and tool calls: START, CONTENT/ARGS, END per id ({_VERIFY})",
+        "ag-ui",
+    ),
+    _wire(
+        "AGUI-NO-REOPEN",
+        "No TEXT_MESSAGE_START or TOOL_CALL_START for an id that is already open.",
+        "AG-UI 1.0",
+        f"Text messages and tool calls ({_VERIFY}: a second START for an open id is rejected)",
+        "ag-ui",
+    ),
+    _wire(
+        "AGUI-CLOSED-AT-FINISH",
+        "RUN_FINISHED comes with no message, tool call or step left open.",
+        "AG-UI 1.0",
+        f"Run lifecycle ({_VERIFY}: RUN_FINISHED is rejected while anything is open)",
+        "ag-ui",
+    ),
+    _wire(
+        "AGUI-RUN-IDS",
+        "RUN_STARTED names the request's threadId, and RUN_FINISHED the threadId and runId of "
+        "its RUN_STARTED: the run's ids are stable across the stream.",
+        "AG-UI 1.0",
+        "Run lifecycle (RunAgentInput's threadId and runId; RUN_STARTED and RUN_FINISHED carry "
+        "them)",
+        "ag-ui",
+    ),
+]
+"""The AG-UI protocol's own ordering rules, judged on every ``ag-ui`` target."""
+
+_UI_STREAM = "the AI SDK's UI message stream (protocol v1)"
+
+AI_SDK_UI: list[Requirement] = [
+    _wire(
+        "AISDK-STREAM-HEADER",
+        "The chat response announces the protocol: header x-vercel-ai-ui-message-stream: v1.",
+        "AI SDK UI stream v1",
+        f"{_UI_STREAM}: ui-message-stream-headers",
+        "ai-sdk-ui",
+    ),
+    _wire(
+        "AISDK-PART-STARTED",
+        "No text-delta or text-end (nor reasoning or tool-input delta) for an id that was "
+        "never started.",
+        "AI SDK UI stream v1",
+        f"{_UI_STREAM}: useChat throws 'Received text-delta for missing text part'",
+        "ai-sdk-ui",
+    ),
+    _wire(
+        "AISDK-PART-ENDED",
+        "Every text part that was started is ended before finish.",
+        "AI SDK UI stream v1",
+        f"{_UI_STREAM}: text-start, text-delta, text-end by id",
+        "ai-sdk-ui",
+    ),
+    _wire(
+        "AISDK-DONE",
+        "The stream ends with data: [DONE], and nothing follows it.",
+        "AI SDK UI stream v1",
+        f"{_UI_STREAM}: the stream's end marker",
+        "ai-sdk-ui",
+    ),
+]
+"""The AI SDK UI message stream's own rules, judged on every ``ai-sdk-ui`` target."""
+
 register(GATEWAY)
+register(AG_UI)
+register(AI_SDK_UI)

@@ -32,7 +32,6 @@ from harness.faults.engines import FaultLink
 from harness.faults.engines.pool import EnginePool
 from harness.faults.records import LinkEvent
 from harness.sse import Decoder
-from harness.suites.gateway.checks import check_gateway
 from harness.suites.gateway.checks.concurrency import Session, concurrency_verdicts
 from harness.suites.gateway.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
 from harness.suites.gateway.checks.frames import browser_link_cut
@@ -48,6 +47,8 @@ from harness.suites.gateway.concurrency import (
     untaggable,
 )
 from harness.suites.gateway.observation import AuthProbe, ChatResponse, Frame, GatewayObservation
+from harness.suites.gateway.profiles.base import ChatBody
+from harness.suites.gateway.profiles.registry import check_gateway, profile
 from harness.suites.gateway.scenario import GatewayLimits, GatewayScenario, ModelPath
 from harness.suites.gateway.target import GatewayTarget, RunningGateway, start_gateway
 from harness.targets.errors import TargetConfigError, TargetError
@@ -143,6 +144,12 @@ class GatewayEnvironment:
                 c.delay if c.delay is not None else turn.chunk_delay for c in turn.chunks
             )
         return min(self.scale(total) + 5.0, 60.0)
+
+    def _detached_wait(self, scenario: GatewayScenario) -> float:
+        """How long a detached run is given to end after the browser left: its run bound (the
+        one the gateway was given, else the scenario's), never less than the script needs."""
+        bound = self._run_bound or self.scale(scenario.limits.gateway_run_timeout)
+        return max(bound + 2.0, self._horizon(scenario))
 
     def _stream_wait(self, scenario: GatewayScenario) -> float:
         """How long the harness waits for the stream to end: the scenario's ``run_timeout``
@@ -458,29 +465,45 @@ class GatewayEnvironment:
         assert endpoint is not None  # none_mode is declared exactly when chat_none is set
         request = scenario.request
         stream_wait = self._stream_wait(scenario)
-        body, content_type = self.target.chat_request(text, session_id, streaming=request.streaming)
+        body = chat_request(self.target, text, session_id, streaming=request.streaming)
+        wire = profile(self.target.profile)
+        mapping = self.target.frames
         async with aiohttp.ClientSession() as http:
             response, frames = await _stream_chat(
                 http,
                 endpoint,
-                body,
-                {**headers, "Content-Type": content_type},
+                body.data,
+                {**headers, "Content-Type": body.content_type},
                 timeout=stream_wait,
                 t0=t0,
                 disconnect_after=request.disconnect_after_frames,
+                # The scenario counts the seed's frames: on another wire, the events that read
+                # as one of them (an AG-UI RUN_STARTED is none).
+                count=lambda got: len(wire.seed_frames(got, mapping)),
             )
             disconnected_at = response.elapsed if response.end == "client-closed" else None
             if disconnected_at is None:
                 response, disconnected_at = _browser_left(response, self.links["browser"].events)
             history_read_at: float | None = None
+            after_run: _HistoryRead | None = None
             if disconnected_at is not None:
                 if request.reload:
                     history_read_at = time.monotonic() - t0
                     history, history_error = await _read_history(http, history_endpoint, headers)
-                # Give the gateway its disposal bound, then look: a model stream still open
-                # or a call started since then is an orphaned run.
-                bound = max(self.scale(scenario.limits.dispose_within), MIN_DISPOSE_BOUND)
-                await _sleep_until(t0 + disconnected_at + bound + DISPOSE_MARGIN)
+                if self.target.on_disconnect == "detach":
+                    # The run goes on without the browser, on purpose: let it end (within its
+                    # bound), then read what a later reload shows.
+                    await self._wait_quiet(self._detached_wait(scenario), t0)
+                    read_at = time.monotonic() - t0
+                    stored, stored_error = await _read_history(http, history_endpoint, headers)
+                    after_run = _HistoryRead(stored, stored_error, round(read_at, 4))
+                    if history_read_at is None:
+                        history_read_at, history, history_error = read_at, stored, stored_error
+                else:
+                    # Give the gateway its disposal bound, then look: a model stream still
+                    # open or a call started since then is an orphaned run.
+                    bound = max(self.scale(scenario.limits.dispose_within), MIN_DISPOSE_BOUND)
+                    await _sleep_until(t0 + disconnected_at + bound + DISPOSE_MARGIN)
             else:
                 await self.model.wait_idle(max(self.scale(SETTLE_SECONDS), 1.0))
                 if response.end in ("clean", "error"):
@@ -510,6 +533,8 @@ class GatewayEnvironment:
             probes=probes,
             stream_wait=stream_wait,
             request_text=text,
+            request_body=body.json,
+            after_run=after_run,
         )
 
     def observe(
@@ -525,6 +550,9 @@ class GatewayEnvironment:
             scenario=scenario.id,
             target=self.target_label,
             profile=self.target.profile,
+            frame_mapping=self.target.frames,
+            on_disconnect=self.target.on_disconnect,
+            request_body=turn.request_body,
             session_error=session_error,
             # A leak can only be judged where a tool payload carried the marker.
             marker=marker if MARKER_PLACEHOLDER in json.dumps(scenario.tools) else "",
@@ -539,6 +567,9 @@ class GatewayEnvironment:
             history_error=turn.history_error,
             history_read_at=round(turn.history_read_at, 4),
             disconnected_at=turn.disconnected_at,
+            history_after_run=turn.after_run.events if turn.after_run else None,
+            history_after_run_error=turn.after_run.error if turn.after_run else None,
+            history_after_run_at=turn.after_run.at if turn.after_run else None,
             link_events=turn.link_events,
             auth_probes=turn.probes,
             auth_declared=self.target.auth_declared,
@@ -575,6 +606,29 @@ class Turn:
     probes: tuple[AuthProbe, ...] | None
     stream_wait: float
     request_text: str
+    request_body: Any = None
+    after_run: _HistoryRead | None = None
+
+
+@dataclass(frozen=True)
+class _HistoryRead:
+    """A history read after a detached run ended: the events, or what went wrong, and when."""
+
+    events: tuple[dict[str, Any], ...] | None
+    error: str | None
+    at: float
+
+
+def chat_request(target: GatewayTarget, text: str, session_id: str, *, streaming: bool) -> ChatBody:
+    """The chat request of one turn: the target's ``chat_body`` filled in, else its profile's own
+    request (the user's text as the body on the seed's wire)."""
+    filled = target.filled_chat_body(text, session_id, streaming=streaming)
+    if filled is not None:
+        return ChatBody(json.dumps(filled).encode("utf-8"), "application/json", filled)
+    request = profile(target.profile).request
+    if request is None:
+        return ChatBody(text.encode("utf-8"), "text/plain; charset=utf-8")
+    return request(text, session_id, streaming)
 
 
 def new_session_id() -> str:
@@ -636,12 +690,14 @@ async def _stream_chat(
     timeout: float,
     t0: float,
     disconnect_after: int | None = None,
+    count: Callable[[list[Frame]], int] = len,
 ) -> tuple[ChatResponse, list[Frame]]:
     method, url = endpoint
     frames: list[Frame] = []
     decoder = Decoder()
     status: int | None = None
     content_type: str | None = None
+    response_headers: dict[str, str] = {}
     deadline = t0 + timeout
 
     def add(events: list[Any]) -> None:
@@ -666,6 +722,7 @@ async def _stream_chat(
             error=error,
             elapsed=round(time.monotonic() - t0, 4),
             body_excerpt=body[:500],
+            headers=response_headers,
         )
 
     try:
@@ -678,6 +735,7 @@ async def _stream_chat(
             ) as resp:
                 status = resp.status
                 content_type = resp.headers.get("Content-Type")
+                response_headers = {k.lower(): v for k, v in resp.headers.items()}
                 if status != 200 or not (content_type or "").startswith("text/event-stream"):
                     excerpt = (await resp.content.read(4096)).decode("utf-8", "replace")
                     return result("not-sse", body=excerpt), frames
@@ -687,7 +745,7 @@ async def _stream_chat(
                 try:
                     async for chunk in resp.content.iter_any():
                         add(decoder.feed(chunk))
-                        if disconnect_after is not None and len(frames) >= disconnect_after:
+                        if disconnect_after is not None and count(frames) >= disconnect_after:
                             # The browser goes away: close the socket, as a closed tab does.
                             resp.close()
                             return result("client-closed"), frames
@@ -780,9 +838,7 @@ async def _auth_probes(
             ("history-other-user", "history", {header: other}, "401, 403 or 404"),
         ]
     out: list[AuthProbe] = []
-    probe_body, probe_type = target.chat_request(
-        "streamproof auth probe", session_id, streaming=True
-    )
+    probe = chat_request(target, "streamproof auth probe", session_id, streaming=True)
     for name, which, headers, expected in probes:
         endpoint = gateway.endpoint(which, session_id)
         assert endpoint is not None
@@ -793,8 +849,10 @@ async def _auth_probes(
             async with http.request(
                 method,
                 url,
-                data=probe_body if method != "GET" else None,
-                headers={**headers, "Content-Type": probe_type} if method != "GET" else headers,
+                data=probe.data if method != "GET" else None,
+                headers={**headers, "Content-Type": probe.content_type}
+                if method != "GET"
+                else headers,
                 timeout=aiohttp.ClientTimeout(total=10),
             ) as resp:
                 status = resp.status

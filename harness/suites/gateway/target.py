@@ -23,6 +23,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from harness.capabilities import GatewayCapability
 from harness.durations import Duration
+from harness.suites.gateway.profiles.wire import (
+    PROFILES_WITH_SESSION_IN_BODY,
+    FrameMapping,
+    OnDisconnect,
+    ProfileName,
+)
 from harness.targets.bugs import BugNames, bugs_need_bug_env, check_bug
 from harness.targets.build import Build, ensure_built
 from harness.targets.errors import TargetError
@@ -34,9 +40,6 @@ DEFAULT_TARGET = Path(__file__).with_name("reference-gateway.yaml")
 
 _ENDPOINT = re.compile(r"^(GET|POST|PUT|DELETE|PATCH) (/\S*)$")
 
-Profile = Literal["typed-frames", "adk-events"]
-"""The wire a gateway speaks: the seed's typed SSE frames, or ADK's raw event JSON (``adk
-api_server``'s ``/run_sse``), judged by :mod:`harness.suites.gateway.checks.adk_events`."""
 
 PORT_PLACEHOLDER = "{port}"
 """In ``command``: replaced by the port streamproof gives the gateway (``port: auto`` or fixed)."""
@@ -100,8 +103,17 @@ class FakePorts(_Model):
 class GatewayTarget(_Model):
     kind: Literal["gateway"] = "gateway"
     name: str = "gateway"
-    profile: Profile = "typed-frames"
-    """``typed-frames``: the seed's typed SSE protocol; ``adk-events``: ADK's raw event JSON."""
+    profile: ProfileName = "typed-frames"
+    """The wire the gateway speaks: ``typed-frames`` (the seed's protocol), ``adk-events``
+    (ADK's raw event JSON), ``ag-ui`` (AG-UI events) or ``ai-sdk-ui`` (the AI SDK UI message
+    stream); :mod:`harness.suites.gateway.profiles` says how each rule reads on each."""
+    frames: FrameMapping | None = None
+    """A ``typed-frames`` gateway's own names for the seed's six frame kinds: per kind its SSE
+    event name and where its payload fields live (``delta: {event: token, text: chunk}``)."""
+    on_disconnect: OnDisconnect = "dispose"
+    """What the gateway does with the run when the browser goes away: ``dispose`` it (the
+    seed's rule, GW-DISPOSE) or ``detach`` it on purpose (the run finishes and is stored once,
+    GW-DETACH-PERSIST-ONCE)."""
     command: tuple[str, ...] | None = None
     """argv; ``{python}`` is replaced by the harness's interpreter, ``{port}`` (inside any word)
     by the gateway's port (``port: auto`` or a fixed port)."""
@@ -161,6 +173,15 @@ class GatewayTarget(_Model):
         return self
 
     @model_validator(mode="after")
+    def _mapping_needs_typed_frames(self) -> GatewayTarget:
+        if self.frames is not None and self.profile != "typed-frames":
+            raise ValueError(
+                f"frames: maps the seed's typed frames to other names; profile {self.profile!r} "
+                "has its own event types (remove frames, or use profile: typed-frames)"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _session_id_reaches_gateway(self) -> GatewayTarget:
         """Every turn must name its session: in the endpoint's path or in ``chat_body``."""
         body_strings = list(_strings(self.chat_body))
@@ -173,7 +194,9 @@ class GatewayTarget(_Model):
                 json.dumps(self.chat_body)
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"chat_body: not JSON: {exc}") from None
-        in_body = any("{sessionId}" in s for s in body_strings)
+        in_body = any("{sessionId}" in s for s in body_strings) or (
+            self.chat_body is None and self.profile in PROFILES_WITH_SESSION_IN_BODY
+        )
         endpoints = self.endpoints
         for key in ("chat", "chat_none"):
             template: str | None = getattr(endpoints, key)
@@ -230,13 +253,12 @@ class GatewayTarget(_Model):
     def auth_declared(self) -> bool:
         return len(self.auth.users) >= 2
 
-    def chat_request(self, text: str, session_id: str, *, streaming: bool) -> tuple[bytes, str]:
-        """The chat request's body and Content-Type: the user's text as ``text/plain``, or
-        ``chat_body`` filled in as ``application/json``."""
+    def filled_chat_body(self, text: str, session_id: str, *, streaming: bool) -> Any:
+        """``chat_body`` filled in for one turn (``None`` when the target gives none: the
+        profile's own request is sent)."""
         if self.chat_body is None:
-            return text.encode("utf-8"), "text/plain; charset=utf-8"
-        body = _fill(self.chat_body, {"{text}": text, "{sessionId}": session_id}, streaming)
-        return json.dumps(body).encode("utf-8"), "application/json"
+            return None
+        return _fill(self.chat_body, {"{text}": text, "{sessionId}": session_id}, streaming)
 
     def argv(self, port: int) -> list[str]:
         """``command`` as run: ``{python}`` resolved, ``{port}`` replaced by ``port``."""

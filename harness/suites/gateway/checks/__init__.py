@@ -3,17 +3,20 @@
 requirement of the registry (:mod:`harness.suites.gateway.requirements`).
 
 Users who collect frames, a history and the fakes' records by other means can build an
-observation themselves and call :func:`check_gateway`, or any single check.
+observation themselves and call any single check, or all of them through the observation's
+profile: :func:`harness.suites.gateway.profiles.registry.check_gateway`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from harness.requirements import not_applicable
 from harness.suites.gateway.checks.adk_events import adk_events_verdicts
 from harness.suites.gateway.checks.auth import auth_verdicts, history_isolation_verdicts
-from harness.suites.gateway.checks.disposal import dispose_idle_verdicts, dispose_verdicts
+from harness.suites.gateway.checks.disposal import (
+    detach_verdicts,
+    dispose_idle_verdicts,
+    dispose_verdicts,
+)
 from harness.suites.gateway.checks.errors import error_event_verdicts, error_frame_verdicts
 from harness.suites.gateway.checks.expectations import gateway_expectation_verdicts
 from harness.suites.gateway.checks.frames import (
@@ -51,12 +54,13 @@ from harness.suites.gateway.observation import GatewayObservation
 from harness.verdicts import Kind, Outcome, Verdict
 
 __all__ = [
-    "GATEWAY_CHECKS",
+    "WHOLE_STREAM_REQUIREMENTS",
     "ReducerState",
     "adk_events_verdicts",
     "answer_as_message_verdicts",
     "auth_verdicts",
-    "check_gateway",
+    "browser_link_verdicts",
+    "detach_verdicts",
     "dispose_idle_verdicts",
     "dispose_verdicts",
     "double_render_verdicts",
@@ -85,40 +89,6 @@ __all__ = [
     "tool_leak_verdicts",
     "tool_once_verdicts",
 ]
-
-GatewayCheck = Callable[[GatewayObservation], list[Verdict]]
-
-GATEWAY_CHECKS: tuple[GatewayCheck, ...] = (
-    sse_response_verdicts,
-    frame_type_verdicts,
-    frame_id_counter_verdicts,
-    frame_id_fresh_verdicts,
-    stream_terminal_verdicts,
-    frame_sequence_verdicts,
-    double_render_verdicts,
-    streams_progressively_verdicts,
-    answer_as_message_verdicts,
-    final_flag_verdicts,
-    tool_call_from_aggregate_verdicts,
-    tool_once_verdicts,
-    tool_leak_verdicts,
-    llm_budget_verdicts,
-    error_event_verdicts,
-    error_frame_verdicts,
-    persist_aggregates_verdicts,
-    persist_matches_message_verdicts,
-    no_half_record_verdicts,
-    dispose_verdicts,
-    dispose_idle_verdicts,
-    run_bound_verdicts,
-    run_bound_error_verdicts,
-    auth_verdicts,
-    history_isolation_verdicts,
-    gateway_expectation_verdicts,
-)
-"""Every gateway check, in a fixed order: stream, rendering, tools, errors, persistence, auth,
-then the scenario's own expectations."""
-
 
 WHOLE_STREAM_REQUIREMENTS: frozenset[str] = frozenset(
     {
@@ -152,7 +122,7 @@ def _unjudged_expectation(verdict: Verdict, why: str) -> Verdict:
     )
 
 
-def _browser_link_verdicts(obs: GatewayObservation, verdicts: list[Verdict]) -> list[Verdict]:
+def browser_link_verdicts(obs: GatewayObservation, verdicts: list[Verdict]) -> list[Verdict]:
     """``verdicts`` with what a fault on the browser link leaves unjudgeable said so.
 
     A cut there is the browser going away (the runner records it as the browser closing the
@@ -200,12 +170,3 @@ def _browser_link_verdicts(obs: GatewayObservation, verdicts: list[Verdict]) -> 
         else:
             out.append(verdict)
     return out
-
-
-def check_gateway(obs: GatewayObservation) -> list[Verdict]:
-    """Every gateway verdict for ``obs``, in a fixed order, judged by the target's profile:
-    the seed's typed frames, or ADK's raw events (:mod:`.adk_events`); what a fault on the
-    browser link leaves unjudgeable is said so (:func:`_browser_link_verdicts`)."""
-    if obs.profile == "adk-events":
-        return _browser_link_verdicts(obs, adk_events_verdicts(obs))
-    return _browser_link_verdicts(obs, [v for check in GATEWAY_CHECKS for v in check(obs)])

@@ -148,6 +148,42 @@ def _adk_profile(obs: GatewayObservation) -> str | None:
     return None
 
 
+_WIRE_TYPES: dict[str, tuple[str, frozenset[str]]] = {
+    "ag-ui": (
+        "AG-UI events",
+        frozenset({"RUN_STARTED", "TEXT_MESSAGE_CONTENT", "RUN_FINISHED", "RUN_ERROR"}),
+    ),
+    "ai-sdk-ui": (
+        "UI message chunks",
+        frozenset({"start", "text-delta", "finish", "error", "text-start"}),
+    ),
+}
+
+
+def _typed_wire(obs: GatewayObservation) -> str | None:
+    """On an ``ag-ui`` or ``ai-sdk-ui`` target: a stream that carries none of that wire's
+    events, and what it carries instead."""
+    frames = obs.frames
+    what, markers = _WIRE_TYPES[obs.profile]
+    if not frames:
+        return None
+    types = [p.get("type") for f in frames if isinstance(p := f.payload(), Mapping)]
+    if any(t in markers for t in types):
+        return None
+    if _adk_frames(frames) * 2 >= len(frames):
+        seen = "raw ADK event JSON"
+    elif any(f.event in FRAME_TYPES and f.event != "message" for f in frames):
+        seen = "the seed's typed frames"
+    else:
+        seen = f"other data (first: {short(frames[0].data, 60)})"
+    others = [name for name in _WIRE_TYPES if name != obs.profile]
+    return (
+        f"profile {obs.profile}, but none of the {len(frames)} events is one of {what} (a JSON "
+        f"object whose type is {', '.join(sorted(markers))}...): the stream carries {seen}; "
+        f"set the profile the gateway speaks (typed-frames, adk-events, {', '.join(others)})"
+    )
+
+
 def diagnose(obs: GatewayObservation) -> str | None:
     """One line saying what the response was when it is not what the target's profile
     expects (not an event stream, raw ADK events on a typed target, untyped frames, typed
@@ -156,4 +192,6 @@ def diagnose(obs: GatewayObservation) -> str | None:
         return what
     if obs.profile == "adk-events":
         return _adk_profile(obs)
+    if obs.profile in _WIRE_TYPES:
+        return _typed_wire(obs)
     return _typed_profile(obs)

@@ -20,11 +20,16 @@ a heartbeat) is GW-DISPOSE-IDLE, a SHOULD, judged only when that quiet outlasted
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from harness.durations import on_both_clocks
 from harness.requirements import from_violations, not_applicable
+from harness.suites.gateway.checks.persistence import event_text
 from harness.suites.gateway.observation import GatewayObservation
+from harness.texts import short, squash
 from harness.verdicts import Verdict
 
 MIN_BOUND = 0.5
@@ -114,11 +119,17 @@ def _leaving(obs: GatewayObservation) -> _Leaving | None:
 
 
 _STAYED = "not judged: the browser stayed until the stream ended"
+_DETACHES = (
+    "not judged: the target declares on_disconnect: detach (its runs outlive the browser on "
+    "purpose; GW-DETACH-PERSIST-ONCE judges what it then owes)"
+)
 
 
 def dispose_verdicts(obs: GatewayObservation) -> list[Verdict]:
     """GW-DISPOSE: disposed by the gateway's next chance to send after the browser left."""
     rid = "GW-DISPOSE"
+    if obs.on_disconnect == "detach":
+        return [not_applicable(rid, _DETACHES)]
     it = _leaving(obs)
     if it is None:
         return [not_applicable(rid, _STAYED)]
@@ -155,6 +166,8 @@ def dispose_verdicts(obs: GatewayObservation) -> list[Verdict]:
 def dispose_idle_verdicts(obs: GatewayObservation) -> list[Verdict]:
     """GW-DISPOSE-IDLE: a closed tab noticed while nothing flows, within the bound."""
     rid = "GW-DISPOSE-IDLE"
+    if obs.on_disconnect == "detach":
+        return [not_applicable(rid, _DETACHES)]
     it = _leaving(obs)
     if it is None:
         return [not_applicable(rid, _STAYED)]
@@ -178,5 +191,93 @@ def dispose_idle_verdicts(obs: GatewayObservation) -> list[Verdict]:
             f"nothing flowed ({it.open_calls} model stream(s) were open then)",
             expected=f"model streams closed and no new calls within {bound_text}",
             observed="; ".join(it.at_once[:3]) if it.at_once else "disposed",
+        )
+    ]
+
+
+# --- GW-DETACH-PERSIST-ONCE --------------------------------------------------------------------
+
+
+def _stored_answers(history: Sequence[Mapping[str, Any]]) -> Counter[str]:
+    """Stored model texts (no function call, not partial), whitespace folded, counted."""
+    return Counter(
+        squash(event_text(e))
+        for e in history
+        if e.get("author") != "user" and e.get("partial") is not True and squash(event_text(e))
+    )
+
+
+def detach_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """GW-DETACH-PERSIST-ONCE: a run the gateway detaches from a closed tab finishes within its
+    bound and its answer is stored exactly once.
+
+    A gateway may let the run finish when the browser leaves (``ag-ui-adk`` keeps it as a
+    detached task) instead of disposing it, the seed's wiring. It then owes what the seed's
+    persistence rules imply for a run that completes: the aggregate is the record, so a reload
+    after the run shows each answer the model gave once, none lost, none stored twice; and the
+    run still ends ("Orphaned runs": a run nobody bounds is the failure the seed names).
+    """
+    rid = "GW-DETACH-PERSIST-ONCE"
+    if obs.on_disconnect != "detach":
+        return [
+            not_applicable(
+                rid, "not judged: the target disposes its runs when the browser leaves (GW-DISPOSE)"
+            )
+        ]
+    if obs.disconnected_at is None:
+        return [not_applicable(rid, _STAYED)]
+    if obs.history_after_run_error:
+        return [
+            from_violations(
+                rid,
+                [f"the history could not be read after the run: {obs.history_after_run_error}"],
+                rule="a detached run's answer must be readable from the history once it ended",
+                ok="",
+            )
+        ]
+    if obs.history_after_run is None:
+        return [not_applicable(rid, "not judged: the target declares no history endpoint")]
+    problems: list[str] = []
+    read_at = obs.history_after_run_at or 0.0
+    still_open = [c for c in obs.model_calls if c.t_end is None or c.t_end > read_at]
+    if still_open:
+        problems.append(
+            f"model call #{still_open[0].index} was still open when the history was read "
+            f"{on_both_clocks(read_at - obs.disconnected_at, obs.time_scale)} after the browser "
+            "left: the detached run did not end"
+        )
+    said = Counter(
+        squash(c.text_sent)
+        for c in obs.model_calls
+        if c.completed
+        and c.error_sent is None
+        and c.finish_reason_sent in (None, "STOP")
+        and not c.function_calls_sent
+        and squash(c.text_sent)
+    )
+    stored = _stored_answers(obs.history_after_run)
+    for text, times in said.items():
+        original = next(c.text_sent for c in obs.model_calls if squash(c.text_sent) == text)
+        if stored[text] < times:
+            problems.append(
+                f"the answer {short(original)} is not in the history after the run: the "
+                "detached run's answer was lost"
+            )
+        elif stored[text] > times:
+            problems.append(
+                f"the answer {short(original)} is stored {stored[text]} times, but the model "
+                f"said it {times} time(s)"
+            )
+    if not said and not problems:
+        return [
+            not_applicable(rid, "not judged: the detached run gave no clean text answer to store")
+        ]
+    return [
+        from_violations(
+            rid,
+            problems,
+            rule="a run detached from a closed tab must end within its bound, and a reload "
+            "after it shows each answer the model gave exactly once",
+            ok=f"the detached run ended and its {sum(said.values())} answer(s) are stored once",
         )
     ]

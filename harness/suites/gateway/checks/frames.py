@@ -50,8 +50,12 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 
 def label(frame: Frame) -> str:
-    """``frame #3 (event:delta id:4)``: how messages name a frame."""
+    """``frame #3 (event:delta id:4)``: how messages name a frame; a frame of a profile's seed
+    view names the wire's event it was read from: ``frame #5 (TEXT_MESSAGE_CONTENT as
+    delta)``."""
     ident = f" id:{frame.id}" if frame.id else ""
+    if frame.wire is not None:
+        return f"frame #{frame.index} ({frame.wire} as {frame.event}{ident})"
     return f"frame #{frame.index} (event:{frame.event}{ident})"
 
 

@@ -25,7 +25,7 @@ from harness.suites.gateway.checks.frames import (
     payload_dict,
 )
 from harness.suites.gateway.observation import GatewayObservation, ModelCall
-from harness.texts import compress, short, squash
+from harness.texts import compress, repeated, short, squash
 from harness.verdicts import Verdict
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "history_kind",
     "history_kinds",
     "persist_aggregates_verdicts",
+    "persist_matches_message_loosely",
     "persist_matches_message_verdicts",
 ]
 
@@ -173,10 +174,24 @@ def persist_matches_message_verdicts(obs: GatewayObservation) -> list[Verdict]:
     No whitespace folding here: the message is the aggregate and the aggregate is what is
     stored ("Never treat client-side accumulated deltas as the record").
     """
+    return _persist_matches(obs, exact=True)
+
+
+def persist_matches_message_loosely(obs: GatewayObservation) -> list[Verdict]:
+    """GW-PERSIST-MATCHES-MESSAGE on a wire whose message is built from its deltas (AG-UI, the
+    AI SDK stream): no aggregate text crosses such a wire, and the seed allows the aggregate to
+    differ from the concatenated deltas in whitespace, so the comparison folds whitespace."""
+    return _persist_matches(obs, exact=False)
+
+
+def _persist_matches(obs: GatewayObservation, *, exact: bool) -> list[Verdict]:
     rid = "GW-PERSIST-MATCHES-MESSAGE"
     rule = (
         "the text of every message frame must equal, exactly, the text of a stored event by the "
         "same author: the message is the aggregate, and the aggregate is the record"
+        if exact
+        else "the text of every settled message must equal, up to whitespace, the text of a "
+        "stored event (by the same author, where the wire names one): the aggregate is the record"
     )
     if (skipped := no_stream(obs, rid)) is not None:
         return skipped
@@ -185,11 +200,13 @@ def persist_matches_message_verdicts(obs: GatewayObservation) -> list[Verdict]:
     if (unjudged := _unreadable(obs, rid, rule)) is not None:
         return unjudged
     assert obs.history is not None
-    stored: dict[str, list[str]] = {}
+    stored: dict[str | None, list[str]] = {}
     for event in obs.history:
         author = event.get("author")
         if isinstance(author, str):
             stored.setdefault(author, []).append(event_text(event))
+            if author != "user":  # a message by an unnamed author is any agent's
+                stored.setdefault(None, []).append(event_text(event))
     problems: list[str] = []
     checked = 0
     for frame in obs.frames:
@@ -197,12 +214,14 @@ def persist_matches_message_verdicts(obs: GatewayObservation) -> list[Verdict]:
         if frame.event != "message" or d is None:
             continue
         author, text = d.get("author"), d.get("text")
-        if not isinstance(author, str) or not isinstance(text, str):
+        if not (author is None or isinstance(author, str)) or not isinstance(text, str):
             continue
         checked += 1
         texts = stored.get(author, [])
-        if text in texts:
+        if text in texts or (not exact and squash(text) in {squash(t) for t in texts}):
             continue
+        if any(repeated(text, t) >= 2 for t in texts):
+            continue  # the stored answer shown twice in one message: GW-NO-DOUBLE-RENDER's
         near = next((t for t in texts if t and squash(t) == squash(text)), None)
         hint = (
             f"; the stored text {short(near)} differs only in whitespace: the message was not "
@@ -210,9 +229,10 @@ def persist_matches_message_verdicts(obs: GatewayObservation) -> list[Verdict]:
             if near is not None
             else ""
         )
+        by = f" by {author!r}" if author is not None else ""
         problems.append(
-            f"{label(frame)} says {short(text)} but no stored event by {author!r} holds exactly "
-            f"that text{hint}"
+            f"{label(frame)} says {short(text)} but no stored event{by} holds "
+            f"{'exactly ' if exact else ''}that text{hint}"
         )
     if not checked:
         return [not_applicable(rid, "not judged: no well-formed message frame (GW-FRAME-TYPES)")]
@@ -221,7 +241,7 @@ def persist_matches_message_verdicts(obs: GatewayObservation) -> list[Verdict]:
             rid,
             problems,
             rule=rule,
-            ok=f"{checked} message frame(s), each stored verbatim",
+            ok=f"{checked} message frame(s), each stored {'verbatim' if exact else 'as said'}",
         )
     ]
 

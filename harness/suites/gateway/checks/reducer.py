@@ -37,9 +37,10 @@ class FrameLike(Protocol):
 
 @dataclass(frozen=True)
 class Draft:
-    """The text being streamed for one author, built from ``delta`` frames."""
+    """The text being streamed for one author, built from ``delta`` frames (``author`` is
+    ``None`` where the wire names none: a profile's seed view of AG-UI, say)."""
 
-    author: str
+    author: str | None
     text: str
 
 
@@ -47,7 +48,7 @@ class Draft:
 class Message:
     """A settled message: the payload of a ``message`` frame (``d`` in the seed)."""
 
-    author: str
+    author: str | None
     text: str
     final: Any = None
     id: Any = None
@@ -69,6 +70,12 @@ def _parse(data: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _author(d: dict[str, Any]) -> bool:
+    """The payload names its author: a string, or ``null`` (a profile's seed view of a wire
+    that names none: any agent's). A payload without the key would render ``undefined``."""
+    return "author" in d and (d["author"] is None or isinstance(d["author"], str))
+
+
 def reduce(state: ReducerState, frame: FrameLike) -> ReducerState:
     """The state after ``frame``, exactly as the seed's ``reduce(state, frame)``."""
     kind = frame.event
@@ -79,14 +86,14 @@ def reduce(state: ReducerState, frame: FrameLike) -> ReducerState:
         return state  # JSON.parse threw (or gave no object): the handler aborted
     if kind == "delta":
         author, text = d.get("author"), d.get("text")
-        if not isinstance(author, str) or not isinstance(text, str):
+        if not _author(d) or not isinstance(text, str):
             return state
         if state.draft is None or state.draft.author != author:
             return replace(state, draft=Draft(author, text))
         return replace(state, draft=Draft(author, state.draft.text + text))
     if kind == "message":
         author, text = d.get("author"), d.get("text")
-        if not isinstance(author, str) or not isinstance(text, str):
+        if not _author(d) or not isinstance(text, str):
             return state
         message = Message(author, text, d.get("final"), d.get("id"))
         return replace(state, messages=(*state.messages, message), draft=None)

@@ -23,7 +23,7 @@ from harness.suites.gateway.checks.frames import (
 )
 from harness.suites.gateway.checks.reducer import Draft, replay
 from harness.suites.gateway.observation import Frame, GatewayObservation, ModelCall
-from harness.texts import short, squash
+from harness.texts import repeated, short, squash
 from harness.verdicts import Verdict
 
 __all__ = ["answer_as_message_verdicts", "double_render_verdicts"]
@@ -34,7 +34,8 @@ class _Text:
     """A ``delta`` or ``message`` frame whose payload has string ``author`` and ``text``."""
 
     frame: Frame
-    author: str
+    author: str | None
+    """``None``: the wire names no author (any agent's)."""
     text: str
 
 
@@ -45,14 +46,16 @@ def _texts(frames: Sequence[Frame], kind: str) -> list[_Text]:
         if frame.event != kind or d is None:
             continue
         author, text = d.get("author"), d.get("text")
-        if isinstance(author, str) and isinstance(text, str):
+        named = isinstance(author, str) or ("author" in d and author is None)
+        if named and isinstance(text, str):
             out.append(_Text(frame, author, text))
     return out
 
 
-def _by(call: ModelCall, author: str) -> bool:
-    """The call may have produced text for ``author`` (any author when its agent is unknown)."""
-    return call.agent is None or call.agent == author
+def _by(call: ModelCall, author: str | None) -> bool:
+    """The call may have produced text for ``author`` (any author when its agent is unknown,
+    any agent when the wire names no author)."""
+    return author is None or call.agent is None or call.agent == author
 
 
 def _clean(call: ModelCall) -> bool:
@@ -147,7 +150,7 @@ def _message_problems(obs: GatewayObservation) -> list[str]:
     """
     messages = _texts(obs.frames, "message")
     problems: list[str] = []
-    authors = sorted({m.author for m in messages})
+    authors = sorted({m.author for m in messages}, key=lambda a: (a is not None, a or ""))
     for author in authors:
         said = Counter(
             squash(c.text_sent) for c in obs.model_calls if _by(c, author) and squash(c.text_sent)
@@ -195,7 +198,7 @@ def _message_problems(obs: GatewayObservation) -> list[str]:
     return problems
 
 
-def _runs(frames: Sequence[Frame], author: str) -> list[list[_Text]]:
+def _runs(frames: Sequence[Frame], author: str | None) -> list[list[_Text]]:
     """Runs of ``author``'s message frames not separated by a tool_call, tool_result, error,
     done, or another author's message (deltas in between do not break a run)."""
     runs: list[list[_Text]] = [[]]
@@ -265,12 +268,14 @@ def _missing_answers(obs: GatewayObservation, messages: Sequence[_Text]) -> list
     used: set[int] = set()
     problems: list[str] = []
     for call in sorted(calls, key=lambda c: c.agent is None):  # known authors claim first
-        text = squash(call.text_sent)
         match = next(
             (
                 m
                 for m in messages
-                if m.frame.index not in used and _by(call, m.author) and squash(m.text) == text
+                if m.frame.index not in used
+                and _by(call, m.author)
+                # an answer shown twice in its message is GW-NO-DOUBLE-RENDER's failure
+                and repeated(m.text, call.text_sent) >= 1
             ),
             None,
         )
@@ -288,7 +293,7 @@ def _missing_answers(obs: GatewayObservation, messages: Sequence[_Text]) -> list
 def _message_vs_deltas(obs: GatewayObservation) -> list[str]:
     """Each message equals the deltas of its author before it, whitespace aside."""
     problems: list[str] = []
-    pending: dict[str, list[_Text]] = {}
+    pending: dict[str | None, list[_Text]] = {}
     for frame in obs.frames:
         text = _texts([frame], frame.event) if frame.event in ("delta", "message") else []
         if frame.event == "delta" and text:

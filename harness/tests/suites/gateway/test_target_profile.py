@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.suites.gateway.runner import chat_request
 from harness.suites.gateway.target import GatewayTarget, load_target
 from harness.targets.errors import TargetConfigError
 
@@ -43,22 +44,27 @@ def test_the_adk_api_server_target_file_loads() -> None:
 
 def test_the_chat_body_is_filled_in_as_json() -> None:
     target = load_target(ADK_API_SERVER)
-    body, content_type = target.chat_request('Say "hi"\n', "sp-1", streaming=True)
-    assert content_type == "application/json"
-    assert json.loads(body) == {
-        "appName": "support",
-        "userId": "streamproof",
-        "sessionId": "sp-1",
-        "newMessage": {"role": "user", "parts": [{"text": 'Say "hi"\n'}]},
-        "streaming": True,
-    }
-    body, _ = target.chat_request("hi", "sp-1", streaming=False)
-    assert json.loads(body)["streaming"] is False
+    body = chat_request(target, 'Say "hi"\n', "sp-1", streaming=True)
+    assert body.content_type == "application/json"
+    assert (
+        json.loads(body.data)
+        == body.json
+        == {
+            "appName": "support",
+            "userId": "streamproof",
+            "sessionId": "sp-1",
+            "newMessage": {"role": "user", "parts": [{"text": 'Say "hi"\n'}]},
+            "streaming": True,
+        }
+    )
+    body = chat_request(target, "hi", "sp-1", streaming=False)
+    assert json.loads(body.data)["streaming"] is False
 
 
 def test_without_a_chat_body_the_text_is_the_body() -> None:
     target = GatewayTarget(command=("x",))
-    assert target.chat_request("hi", "s", streaming=True) == (b"hi", "text/plain; charset=utf-8")
+    body = chat_request(target, "hi", "s", streaming=True)
+    assert (body.data, body.content_type) == (b"hi", "text/plain; charset=utf-8")
 
 
 def test_port_placeholder_is_replaced_in_the_argv(tmp_path: Path) -> None:
@@ -74,7 +80,11 @@ def test_port_placeholder_is_replaced_in_the_argv(tmp_path: Path) -> None:
         ('sessionId: "{sessionId}", ', "", r"endpoints\.chat: 'POST /run_sse' must contain"),
         ("/sessions/{sessionId}", "/sessions", r"endpoints\.history: .* must contain"),
         ("  chat:", '  session: "PUT nowhere"\n  chat:', r"endpoints\.session: 'PUT nowhere' is"),
-        ("name: t", "name: t\nprofile: raw", r"profile: Input should be 'typed-frames' or"),
+        (
+            "name: t",
+            "name: t\nprofile: raw",
+            r"profile: Input should be 'typed-frames', 'adk-events', 'ag-ui' or",
+        ),
     ],
 )
 def test_bad_keys_are_errors_naming_file_and_key(

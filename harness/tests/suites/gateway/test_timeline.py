@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.faults.records import FaultRef, LinkEvent
-from harness.suites.gateway.checks import check_gateway
 from harness.suites.gateway.observation import ChatResponse, GatewayObservation
+from harness.suites.gateway.profiles.registry import check_gateway
 from harness.suites.gateway.suite import timeline
 from harness.tests.conftest import require_module
 from harness.timeline import Timeline, TimelineItem

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.suites.gateway.checks import check_gateway
 from harness.suites.gateway.checks.adk_events import REASON, TYPED_FRAME_REQUIREMENTS
 from harness.suites.gateway.observation import Frame, GatewayObservation
+from harness.suites.gateway.profiles.registry import check_gateway
 from harness.suites.gateway.scenario import GatewayExpect
 from harness.tests.suites.gateway.observations import (
     ANSWER,

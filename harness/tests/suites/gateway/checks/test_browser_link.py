@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.faults.records import FaultRef, LinkEvent
-from harness.suites.gateway.checks import WHOLE_STREAM_REQUIREMENTS, check_gateway
+from harness.suites.gateway.checks import WHOLE_STREAM_REQUIREMENTS
 from harness.suites.gateway.checks.frames import (
     browser_link_cut,
     browser_link_history_fault,
@@ -18,6 +18,7 @@ from harness.suites.gateway.checks.frames import (
     sse_response_verdicts,
 )
 from harness.suites.gateway.observation import ChatResponse, GatewayObservation
+from harness.suites.gateway.profiles.registry import check_gateway
 from harness.suites.gateway.runner import _browser_left
 from harness.tests.suites.gateway.observations import (
     ANSWER,

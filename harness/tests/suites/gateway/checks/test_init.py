@@ -6,16 +6,18 @@ import pytest
 
 import harness.checks
 from harness.suites import REGISTRY
-from harness.suites.gateway.checks import (
-    GATEWAY_CHECKS,
-    check_gateway,
-    gateway_expectation_verdicts,
-)
+from harness.suites.gateway.profiles.registry import check_gateway
+from harness.suites.gateway.profiles.typed_frames import SEED_RULES
 from harness.tests.suites.gateway.observations import LEGITIMATE, with_auth, worked_example
 from harness.verdicts import Kind, Outcome, Verdict
 
-GATEWAY_IDS = [r.id for r in REGISTRY.values() if r.kind == "gateway" and not r.concurrent]
-"""What check_gateway judges on one observation (the GW-CONC-* rules judge K at once)."""
+GATEWAY_IDS = [
+    r.id
+    for r in REGISTRY.values()
+    if r.kind == "gateway" and not r.concurrent and r.profile is None
+]
+"""What check_gateway judges on one observation of the seed's wire (the GW-CONC-* rules judge
+K at once; the AGUI- and AISDK- rules judge their own wires)."""
 
 
 NOT_EXERCISED_BY_THE_WORKED_EXAMPLE = {
@@ -25,6 +27,7 @@ NOT_EXERCISED_BY_THE_WORKED_EXAMPLE = {
     "GW-NO-HALF-RECORD",  # no stream broke
     "GW-DISPOSE",  # the browser stayed
     "GW-DISPOSE-IDLE",
+    "GW-DETACH-PERSIST-ONCE",  # the target disposes (and the browser stayed)
     "GW-RUN-BOUND",  # no run bound declared, and the run ended at once
     "GW-RUN-BOUND-ERROR",
     "GW-STREAMS-PROGRESSIVELY",  # the fake model's chunks came in one burst, no pause
@@ -97,10 +100,9 @@ def test_the_order_is_fixed() -> None:
     order = [v.requirement for v in verdicts]
     assert order == [v.requirement for v in check_gateway(with_auth())]
     assert order[0] == "GW-SSE-RESPONSE"
-    # One verdict per requirement check, then the expectations (the last check).
-    assert GATEWAY_CHECKS[-1] is gateway_expectation_verdicts
+    # One verdict per requirement of the seed's wire, then the expectations.
     kinds = [v.kind for v in verdicts]
-    assert kinds.count(Kind.REQUIREMENT) == len(GATEWAY_CHECKS) - 1
+    assert kinds.count(Kind.REQUIREMENT) == len(SEED_RULES)
     assert kinds == sorted(kinds, key=[Kind.REQUIREMENT, Kind.EXPECTATION].index)
 
 
@@ -113,5 +115,5 @@ def test_exports_are_sorted_and_public() -> None:
     assert harness.checks.__all__ == sorted(harness.checks.__all__)
     for name in harness.checks.__all__:
         assert hasattr(harness.checks, name)
-    checks = {c.__name__ for c in GATEWAY_CHECKS}
+    checks = {check.__name__ for _, _, check in SEED_RULES}
     assert checks <= set(harness.checks.__all__)

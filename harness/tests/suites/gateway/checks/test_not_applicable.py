@@ -13,8 +13,10 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.suites.gateway.checks import GATEWAY_CHECKS, GatewayCheck
+from harness.suites.gateway.checks import gateway_expectation_verdicts
 from harness.suites.gateway.observation import ChatResponse, GatewayObservation
+from harness.suites.gateway.profiles.base import GatewayCheck
+from harness.suites.gateway.profiles.typed_frames import SEED_RULES
 from harness.tests.suites.gateway.observations import DONE, frames, observation
 from harness.verdicts import Outcome
 
@@ -40,6 +42,11 @@ JUDGED: dict[str, set[str]] = {
     },
 }
 """What each observation does give to judge: the only requirements that may pass on it."""
+
+GATEWAY_CHECKS: tuple[GatewayCheck, ...] = (
+    *(check for _, _, check in SEED_RULES),
+    gateway_expectation_verdicts,
+)
 
 
 @pytest.mark.parametrize("check", GATEWAY_CHECKS, ids=lambda c: c.__name__)

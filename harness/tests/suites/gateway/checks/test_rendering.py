@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.suites.gateway.checks import check_gateway
 from harness.suites.gateway.checks.rendering import (
     answer_as_message_verdicts,
     double_render_verdicts,
 )
 from harness.suites.gateway.observation import ChatResponse, GatewayObservation
+from harness.suites.gateway.profiles.registry import check_gateway
 from harness.tests.suites.gateway.observations import (
     ANSWER,
     CHUNKS,

@@ -1,0 +1,257 @@
+"""The ``ai-sdk-ui`` profile: the Vercel AI SDK UI message stream (protocol v1), as a Python
+backend in front of an agent serves it to ``useChat``.
+
+The request is ``useChat``'s default transport body: ``{"id": <chat id>, "messages": [{"id",
+"role": "user", "parts": [{"type": "text", "text"}]}], "trigger": "submit-message"}``, the chat
+id being the scenario's session. The answer is data-only SSE, one JSON chunk per event, then
+``data: [DONE]``.
+
+How the seed's rules read here (the seed view, :func:`ui_seed_frames`): a ``text-delta`` is a
+``delta``; ``text-end`` settles the text part, a ``message`` whose text is everything its deltas
+said; the tool-input chunks of one block of tool calls are one ``tool_call`` naming them (a
+``tool-input-start``, or ``tool-input-available`` for a call with no start); the tool outputs
+after it one ``tool_result``; ``error`` is ``error`` and ``finish`` is ``done``. A text part still
+open at ``finish`` is settled there (AISDK-PART-ENDED reports it once), and ``data: [DONE]`` ends
+the view (AISDK-DONE reports anything after it). The stream names no
+author: the seed view's author is unknown (``null``), and the checks take any agent.
+
+What differs from the seed's own wire, said in the verdicts: no ``final`` flag and no SSE ids;
+``tool-output-available`` carries the tool's output by design, which the seed forbids
+(GW-NO-TOOL-LEAK is judged anyway); and the message is built from its deltas, so the stored
+aggregate is compared with it up to whitespace.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.suites.gateway.checks import (
+    answer_as_message_verdicts,
+    double_render_verdicts,
+    error_event_verdicts,
+    error_frame_verdicts,
+    frame_id_counter_verdicts,
+    frame_id_fresh_verdicts,
+    frame_sequence_verdicts,
+    gateway_expectation_verdicts,
+    run_bound_error_verdicts,
+    stream_terminal_verdicts,
+    streams_progressively_verdicts,
+    tool_call_from_aggregate_verdicts,
+    tool_leak_verdicts,
+)
+from harness.suites.gateway.checks.ai_sdk_ui import (
+    aisdk_chunk_types_verdicts,
+    aisdk_done_verdicts,
+    aisdk_part_ended_verdicts,
+    aisdk_part_started_verdicts,
+    aisdk_stream_header_verdicts,
+    ui_chunks,
+)
+from harness.suites.gateway.checks.persistence import persist_matches_message_loosely
+from harness.suites.gateway.observation import Frame
+from harness.suites.gateway.profiles.base import (
+    ChatBody,
+    Profile,
+    Rule,
+    by_design,
+    ids_only_if_sent,
+    judged,
+    not_on_this_wire,
+    on_view,
+    on_wire,
+    seed_frame,
+)
+from harness.suites.gateway.profiles.typed_frames import SEED_RULES, WIRE_CHECKED
+from harness.suites.gateway.profiles.wire import FrameMapping
+
+__all__ = ["AI_SDK_UI", "ui_request", "ui_seed_frames"]
+
+_TOOL_CHUNKS = frozenset({"tool-input-start", "tool-input-delta", "tool-input-available"})
+_OUTPUT_CHUNKS = frozenset({"tool-output-available", "tool-output-error", "tool-output-denied"})
+
+
+def ui_request(text: str, session_id: str, streaming: bool) -> ChatBody:
+    """``useChat``'s request: the session as the chat id, one user message."""
+    body = {
+        "id": session_id,
+        "messages": [
+            {
+                "id": f"msg-{uuid.uuid4().hex[:16]}",
+                "role": "user",
+                "parts": [{"type": "text", "text": text}],
+            }
+        ],
+        "trigger": "submit-message",
+    }
+    return ChatBody(json.dumps(body).encode("utf-8"), "application/json", body)
+
+
+@dataclass
+class _Part:
+    text: str = ""
+
+
+def _with(frame: Frame, payload: dict[str, Any]) -> Frame:
+    return frame.model_copy(update={"data": json.dumps(payload, separators=(",", ":"))})
+
+
+def ui_seed_frames(frames: Sequence[Frame], mapping: FrameMapping | None) -> tuple[Frame, ...]:
+    """The UI message stream read as the seed's typed frames (the module docstring says how)."""
+    out: list[Frame] = []
+    parts: dict[str, _Part] = {}
+    started: set[str] = set()  # tool calls whose input started
+    tool_group: int | None = None
+    result_group: int | None = None
+
+    def settle(source: Frame, ident: str, wire: str) -> None:
+        part = parts.pop(ident, None)
+        if part is not None:
+            out.append(seed_frame(source, "message", {"author": None, "text": part.text}, wire))
+
+    for chunk in ui_chunks(frames):
+        frame, kind = chunk.frame, chunk.type
+        if chunk.done:
+            break  # the stream's end: what follows is AISDK-DONE's to report
+        if kind is None:
+            continue
+        if kind not in _TOOL_CHUNKS:
+            tool_group = None
+        if kind not in _OUTPUT_CHUNKS:
+            result_group = None
+        ident = chunk.get("id")
+        if kind == "text-start" and isinstance(ident, str):
+            parts[ident] = _Part()
+        elif kind == "text-delta" and isinstance(ident, str):
+            delta = chunk.get("delta")
+            if isinstance(delta, str) and delta:
+                parts.setdefault(ident, _Part()).text += delta
+                out.append(seed_frame(frame, "delta", {"author": None, "text": delta}, kind))
+        elif kind == "text-end" and isinstance(ident, str):
+            settle(frame, ident, kind)
+        elif kind in ("tool-input-start", "tool-input-available"):
+            call, name = chunk.get("toolCallId"), chunk.get("toolName")
+            if not isinstance(call, str) or not isinstance(name, str):
+                continue
+            if kind == "tool-input-available" and call in started:
+                continue  # the input of a call already shown
+            started.add(call)
+            if tool_group is None:
+                tool_group = len(out)
+                out.append(seed_frame(frame, "tool_call", {"names": [name]}, kind))
+            else:
+                names = [*json.loads(out[tool_group].data)["names"], name]
+                out[tool_group] = _with(out[tool_group], {"names": names})
+        elif kind in _OUTPUT_CHUNKS:
+            if result_group is None:
+                result_group = len(out)
+                out.append(seed_frame(frame, "tool_result", {"count": 1}, kind))
+            else:
+                count = json.loads(out[result_group].data)["count"] + 1
+                out[result_group] = _with(out[result_group], {"count": count})
+        elif kind == "error":
+            out.append(seed_frame(frame, "error", {}, kind))
+        elif kind == "finish":
+            for left in list(parts):
+                settle(frame, left, "finish (settling a text part left open)")
+            out.append(seed_frame(frame, "done", {}, kind))
+    return tuple(out)
+
+
+_OUTPUT_BY_DESIGN = (
+    "the AI SDK's tool-output-available carries the tool's output by design; the seed forbids "
+    "forwarding it ('Leaking tool payloads'), so the rule is judged anyway: send a summary as "
+    "its output"
+)
+
+_OWN: dict[str, Rule] = {
+    "GW-FRAME-TYPES": judged(
+        "every event is [DONE] or a known UI message chunk with its required fields",
+        on_wire(aisdk_chunk_types_verdicts),
+    ),
+    "GW-FRAME-ID-COUNTER": ids_only_if_sent(
+        on_view(frame_id_counter_verdicts), "GW-FRAME-ID-COUNTER"
+    ),
+    "GW-FRAME-ID-FRESH": ids_only_if_sent(on_view(frame_id_fresh_verdicts), "GW-FRAME-ID-FRESH"),
+    "GW-STREAM-TERMINAL": judged(
+        "finish (or error) ends the chunks, nothing but [DONE] after finish",
+        on_view(stream_terminal_verdicts),
+    ),
+    "GW-FRAME-SEQUENCE": judged(
+        "tool output after its tool input; a text part ends after its deltas",
+        on_view(frame_sequence_verdicts),
+    ),
+    "GW-NO-DOUBLE-RENDER": judged(
+        "useChat's message (text parts by id) shows each answer once",
+        on_view(double_render_verdicts),
+    ),
+    "GW-STREAMS-PROGRESSIVELY": judged(
+        "the first text-delta arrives before the model's last chunk",
+        on_view(streams_progressively_verdicts),
+    ),
+    "GW-ANSWER-AS-MESSAGE": judged(
+        "each clean model text ends as one text part (start ... end) holding the aggregate",
+        on_view(answer_as_message_verdicts),
+    ),
+    "GW-FINAL-FLAG": not_on_this_wire(
+        "(no final flag)",
+        "the UI message stream carries no final flag: useChat tells an answer from the text "
+        "before a tool call by the tool chunks that follow it",
+    ),
+    "GW-TOOL-CALL-FROM-AGGREGATE": judged(
+        "one block of tool-input chunks per aggregated function-call event, none for a partial",
+        on_view(tool_call_from_aggregate_verdicts),
+    ),
+    "GW-NO-TOOL-LEAK": judged(
+        "no chunk carries a function response's data (tool-output-available included)",
+        by_design(on_wire(tool_leak_verdicts), _OUTPUT_BY_DESIGN),
+    ),
+    "GW-ERROR-EVENT": judged(
+        "an event with an error code becomes an error chunk", on_view(error_event_verdicts)
+    ),
+    "GW-ERROR-FRAME": judged(
+        "a failed run ends with an error chunk, not a bare finish", on_view(error_frame_verdicts)
+    ),
+    "GW-PERSIST-MATCHES-MESSAGE": judged(
+        "the stored text is the text part's text, up to whitespace (the part is built from its "
+        "deltas, which the seed allows to differ from the aggregate there)",
+        on_view(persist_matches_message_loosely),
+    ),
+    "GW-RUN-BOUND-ERROR": judged(
+        "a run stopped by its bound ends with an error chunk", on_view(run_bound_error_verdicts)
+    ),
+}
+
+
+def _rules() -> dict[str, Rule]:
+    rules: dict[str, Rule] = {}
+    for rid, meaning, check in SEED_RULES:
+        rules[rid] = _OWN.get(rid) or judged(
+            meaning, on_wire(check) if rid in WIRE_CHECKED else on_view(check)
+        )
+    rules["AISDK-STREAM-HEADER"] = judged(
+        "x-vercel-ai-ui-message-stream: v1", on_wire(aisdk_stream_header_verdicts)
+    )
+    rules["AISDK-PART-STARTED"] = judged(
+        "no delta or end for a part never started", on_wire(aisdk_part_started_verdicts)
+    )
+    rules["AISDK-PART-ENDED"] = judged(
+        "every started part ended before finish", on_wire(aisdk_part_ended_verdicts)
+    )
+    rules["AISDK-DONE"] = judged("data: [DONE] last", on_wire(aisdk_done_verdicts))
+    return rules
+
+
+AI_SDK_UI = Profile(
+    name="ai-sdk-ui",
+    title="the Vercel AI SDK UI message stream v1 (start, text-start/-delta/-end, tool-input-*, "
+    "tool-output-*, finish/error, data: [DONE]), answering useChat's request",
+    rules=_rules(),
+    expectations=on_view(gateway_expectation_verdicts),
+    seed_frames=ui_seed_frames,
+    request=ui_request,
+)
