@@ -34,9 +34,14 @@ DEFAULT_TARGET = Path(__file__).with_name("reference-gateway.yaml")
 
 _ENDPOINT = re.compile(r"^(GET|POST|PUT|DELETE|PATCH) (/\S*)$")
 
-Profile = Literal["typed-frames", "adk-events"]
-"""The wire a gateway speaks: the seed's typed SSE frames, or ADK's raw event JSON (``adk
-api_server``'s ``/run_sse``), judged by :mod:`harness.suites.gateway.checks.adk_events`."""
+Profile = Literal["typed-frames", "adk-events", "ag-ui", "ai-sdk-ui"]
+"""The wire a gateway speaks: the seed's typed SSE frames, ADK's raw event JSON (``adk
+api_server``'s ``/run_sse``), judged by :mod:`harness.suites.gateway.checks.adk_events`, AG-UI
+events or the AI SDK UI message stream (those two carry the session in the request body)."""
+
+BODY_SESSION_PROFILES: frozenset[str] = frozenset({"ag-ui", "ai-sdk-ui"})
+"""Profiles whose chat request names the session in its JSON body (AG-UI's ``threadId``, the
+AI SDK's ``id``), so their chat endpoints need no ``{sessionId}``."""
 
 PORT_PLACEHOLDER = "{port}"
 """In ``command``: replaced by the port streamproof gives the gateway (``port: auto`` or fixed)."""
@@ -133,6 +138,9 @@ class GatewayTarget(_Model):
     run_timeout: bool = False
     """The gateway honours ``STREAMPROOF_RUN_TIMEOUT``: a run still going after that many
     seconds is stopped (its model call closed, its stream ended). Declares ``run_timeout``."""
+    on_disconnect: Literal["dispose", "detach"] = "dispose"
+    """What the gateway does with a run whose browser went away: ``dispose`` it (the seed's
+    rule) or let it finish within its bound and persist its answer once (``detach``)."""
     capabilities: tuple[GatewayCapability, ...] = ()
     """What the gateway serves beyond the contract: ``multi_agent`` must be declared here;
     ``none_mode``, ``history`` and ``auth`` follow from ``endpoints`` and ``auth`` (listing one
@@ -177,7 +185,8 @@ class GatewayTarget(_Model):
         endpoints = self.endpoints
         for key in ("chat", "chat_none"):
             template: str | None = getattr(endpoints, key)
-            if template is not None and "{sessionId}" not in template and not in_body:
+            in_request = in_body or self.profile in BODY_SESSION_PROFILES
+            if template is not None and "{sessionId}" not in template and not in_request:
                 raise ValueError(
                     f"endpoints.{key}: {template!r} must contain {{sessionId}} (or chat_body "
                     "must carry it)"

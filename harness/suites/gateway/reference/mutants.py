@@ -211,7 +211,7 @@ WIRE_BUGS: Final[Mapping[str, str]] = {
 not in :data:`BUGS` because the mutant matrix and the end-to-end mutant tests run
 :data:`BUGS` against the typed-frames reference (``reference-gateway.yaml``); each of these
 needs its own target file (``reference-ag-ui.yaml``, ``reference-ai-sdk-ui.yaml``,
-``reference-ai-sdk-ui-detach.yaml``), which lists it under ``bugs``."""
+``reference-ag-ui-detach.yaml``), which lists it under ``bugs``."""
 
 
 WIRE_INTENDED: Final[Mapping[str, str]] = {
