@@ -74,7 +74,7 @@ def test_port_placeholder_is_replaced_in_the_argv(tmp_path: Path) -> None:
         ('sessionId: "{sessionId}", ', "", r"endpoints\.chat: 'POST /run_sse' must contain"),
         ("/sessions/{sessionId}", "/sessions", r"endpoints\.history: .* must contain"),
         ("  chat:", '  session: "PUT nowhere"\n  chat:', r"endpoints\.session: 'PUT nowhere' is"),
-        ("name: t", "name: t\nprofile: raw", r"profile: Input should be 'typed-frames' or"),
+        ("name: t", "name: t\nprofile: raw", r"profile: Input should be 'typed-frames',"),
     ],
 )
 def test_bad_keys_are_errors_naming_file_and_key(
