@@ -89,7 +89,7 @@ class AiSdkMapper:
         if self.ended:
             return []
         if event.error_code and self._bug != "swallow-error-event":
-            return self.failed(f"The model stopped: {event.error_code}.")
+            return self.failed(f"The model ended with an error: {event.error_code}.")
         text = event_text(event)
         if event.partial:
             out = self._stream_text(event.author, text) if text else []

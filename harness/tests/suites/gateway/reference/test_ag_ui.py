@@ -143,7 +143,7 @@ def test_an_error_event_ends_the_run_with_run_error_and_nothing_after() -> None:
     ]
     assert out[-1] == {
         "type": "RUN_ERROR",
-        "message": "The model stopped: UNAVAILABLE.",
+        "message": "The model ended with an error: UNAVAILABLE.",
         "code": "UNAVAILABLE",
     }
 

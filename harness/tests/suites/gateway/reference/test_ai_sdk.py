@@ -129,7 +129,7 @@ def test_a_function_response_is_a_summary_never_the_payload() -> None:
 def test_an_error_event_ends_the_stream_with_error_then_done() -> None:
     out = run(mid_stream_error())
     assert types_of(out) == ["start", "text-start", "text-delta", "error", "[DONE]"]
-    assert out[3] == {"type": "error", "errorText": "The model stopped: UNAVAILABLE."}
+    assert out[3] == {"type": "error", "errorText": "The model ended with an error: UNAVAILABLE."}
     check_schema(out)
 
 
