@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from harness.bug_catalog import UnknownBugError
-from harness.suites.gateway.reference.mutants import check_bug
+from harness.suites.gateway.reference.mutants import OnDisconnect, Wire, applies, check_bug
 
 DEFAULT_TOKENS: Final = "alice=alice-token,bob=bob-token"
 DEFAULT_MAX_LLM_CALLS: Final = 20
@@ -32,6 +32,9 @@ class Settings:
     separated), ``STREAMPROOF_GATEWAY_DB`` (SQLite path; default a temporary file removed at
     exit), ``STREAMPROOF_MAX_LLM_CALLS`` (the seed's ``setMaxLlmCalls(20)``) and
     ``STREAMPROOF_RUN_TIMEOUT`` (seconds; the seed's ``new SseEmitter(120_000L)``).
+    From the command line: ``wire`` (``--wire``: the seed's typed frames, AG-UI or the AI SDK
+    UI message stream) and ``on_disconnect`` (``--on-disconnect``: dispose the run when the
+    browser goes away, the seed's rule, or let it finish within its bound: ``detach``).
     """
 
     port: int
@@ -41,14 +44,26 @@ class Settings:
     max_llm_calls: int = DEFAULT_MAX_LLM_CALLS
     run_timeout: float = DEFAULT_RUN_TIMEOUT_S
     bug: str | None = None
+    wire: Wire = "typed-frames"
+    on_disconnect: OnDisconnect = "dispose"
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str], *, bug: str | None = None) -> Settings:
+    def from_env(
+        cls,
+        env: Mapping[str, str],
+        *,
+        bug: str | None = None,
+        wire: Wire = "typed-frames",
+        on_disconnect: OnDisconnect = "dispose",
+    ) -> Settings:
         """Read the environment; ``bug`` (from ``--bug``) overrides ``STREAMPROOF_BUG``."""
         try:
             chosen = check_bug(bug if bug is not None else env.get("STREAMPROOF_BUG"))
         except UnknownBugError as exc:
             raise ConfigError(str(exc)) from None
+        why_not = applies(chosen, wire, on_disconnect) if chosen is not None else None
+        if why_not is not None:
+            raise ConfigError(why_not)
         required = ["PORT", "GOOGLE_GEMINI_BASE_URL", "STREAMPROOF_TOOL_URL"]
         missing = [name for name in required if not env.get(name)]
         if not (env.get("GOOGLE_API_KEY") or env.get("GEMINI_API_KEY")):
@@ -66,6 +81,8 @@ class Settings:
             ),
             run_timeout=_parse_seconds(env, "STREAMPROOF_RUN_TIMEOUT", DEFAULT_RUN_TIMEOUT_S),
             bug=chosen,
+            wire=wire,
+            on_disconnect=on_disconnect,
         )
 
 

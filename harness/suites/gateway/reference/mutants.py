@@ -3,7 +3,14 @@
 DESIGN.md: every check is proven twice, once by the reference passing it and once by a mutant
 failing it. A mutant is the reference gateway started with ``--bug NAME`` (or
 ``STREAMPROOF_BUG=NAME``); it differs from the correct gateway in exactly one place, a small
-``if bug == ...`` hook in ``gateway*.py`` or ``agent.py``, so reading the correct path stays easy.
+``if bug == ...`` hook in ``app.py``, ``frames.py``, ``ag_ui.py``, ``ai_sdk.py`` or ``agent.py``,
+so reading the correct path stays easy.
+
+The reference speaks three wires (``--wire``) under two disconnect policies
+(``--on-disconnect``). :data:`BUGS` are the typed-frames reference's mutants (the mutant matrix
+runs them against ``reference-gateway.yaml``); those in :data:`EVERY_WIRE` apply on the other
+wires too. :data:`WIRE_BUGS` are the mutants of AG-UI, of the AI SDK UI stream and of the detach
+policy. :func:`applies` says which mutant has a meaning where; the gateway refuses any other.
 
 Each entry below names the seed passage it violates (seed ``000_08c89244bc50b181``: "A gateway:
 Event to Server-Sent Events", "Worked example" and "Failure modes"). The registry is plain data
@@ -13,7 +20,7 @@ with no ADK import, so checks and reports can name mutants without loading googl
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Final, Literal
 
 from harness.bug_catalog import BugCatalog
 
@@ -138,7 +145,155 @@ CONCURRENT: Final[Mapping[str, int]] = {
 ``--concurrency`` this many sessions (no sequential check can catch them)."""
 
 
-CATALOG = BugCatalog(BUGS, INTENDED)
+Wire = Literal["typed-frames", "ag-ui", "ai-sdk-ui"]
+"""The wire the reference speaks (``server --wire``): the seed's typed frames, AG-UI events,
+or the AI SDK UI message stream (v1)."""
+
+WIRES: Final[tuple[Wire, ...]] = ("typed-frames", "ag-ui", "ai-sdk-ui")
+
+OnDisconnect = Literal["dispose", "detach"]
+"""What the reference does with a run whose browser went away (``server --on-disconnect``):
+``dispose`` it (the seed's rule), or let it run to its end within its bound (``detach``)."""
+
+
+WIRE_BUGS: Final[Mapping[str, str]] = {
+    "agui-tool-call-from-partial": (
+        "a TOOL_CALL_START (with its ARGS and END) is also sent for a function call seen in a "
+        "partial event, under the partial's own call id: the duplicate of ag-ui issue #968 "
+        "(seed: 'Acting on partial function calls')"
+    ),
+    "agui-resend-text": (
+        "the answer's whole text is sent again as one more TEXT_MESSAGE_CONTENT after it was "
+        "streamed, before its END: the bug ag-ui PR #810 fixed (seed: 'Double rendering')"
+    ),
+    "agui-open-at-finish": (
+        "a streamed answer's TEXT_MESSAGE_END is never sent, so the message is still open at "
+        "RUN_FINISHED (AG-UI: no RUN_FINISHED while a message is open; seed: no draft left "
+        "on screen)"
+    ),
+    "agui-finished-on-error": (
+        "a model failure (an error event, a failed run) ends with RUN_FINISHED instead of "
+        "RUN_ERROR (seed: 'Errors that are events'; the error frame of a failed run)"
+    ),
+    "agui-leak-tool-result": (
+        "TOOL_CALL_RESULT carries the raw function response instead of a summary (seed: "
+        "'Leaking tool payloads')"
+    ),
+    "aisdk-tool-call-from-partial": (
+        "tool-input-start and tool-input-available are also sent for a function call seen in "
+        "a partial event (seed: 'Acting on partial function calls')"
+    ),
+    "aisdk-resend-text": (
+        "the answer's whole text is sent again as one more text-delta after it was streamed, "
+        "before its text-end (seed: 'Double rendering')"
+    ),
+    "aisdk-open-at-finish": (
+        "a streamed text part's text-end is never sent, so it is still open at finish (AI SDK: "
+        "every started part ends before finish; seed: no draft left on screen)"
+    ),
+    "aisdk-finish-on-error": (
+        "a model failure (an error event, a failed run) ends with finish instead of error "
+        "(seed: 'Errors that are events'; the error frame of a failed run)"
+    ),
+    "aisdk-no-done": (
+        "the stream never ends with data: [DONE] (the UI message stream's end marker)"
+    ),
+    "aisdk-delta-before-start": (
+        "a text part's first text-delta is sent before its text-start (useChat throws "
+        "'Received text-delta for missing text part')"
+    ),
+    "detach-persist-twice": (
+        "under on_disconnect: detach, the answer of a run whose browser went away is stored "
+        "twice: the 'ghost' answer of ag-ui discussion #733, persisted once more by the gateway"
+    ),
+}
+"""The mutants of the other wires and of the detach policy: name -> one-line defect. They are
+not in :data:`BUGS` because the mutant matrix and the end-to-end mutant tests run
+:data:`BUGS` against the typed-frames reference (``reference-gateway.yaml``); each of these
+needs its own target file (``reference-ag-ui.yaml``, ``reference-ai-sdk-ui.yaml``,
+``reference-ag-ui-detach.yaml``), which lists it under ``bugs``."""
+
+
+WIRE_INTENDED: Final[Mapping[str, str]] = {
+    "agui-tool-call-from-partial": "GW-TOOL-CALL-FROM-AGGREGATE",
+    "agui-resend-text": "GW-NO-DOUBLE-RENDER",
+    "agui-open-at-finish": "GW-STREAM-TERMINAL",
+    "agui-finished-on-error": "GW-ERROR-FRAME",
+    "agui-leak-tool-result": "GW-NO-TOOL-LEAK",
+    "aisdk-tool-call-from-partial": "GW-TOOL-CALL-FROM-AGGREGATE",
+    "aisdk-resend-text": "GW-NO-DOUBLE-RENDER",
+    "aisdk-open-at-finish": "GW-STREAM-TERMINAL",
+    "aisdk-finish-on-error": "GW-ERROR-FRAME",
+    "aisdk-no-done": "AISDK-DONE",
+    "aisdk-delta-before-start": "AISDK-PART-STARTED",
+    "detach-persist-twice": "GW-DETACH-PERSIST-ONCE",
+}
+"""Wire mutant -> the requirement meant to catch it. The ``AISDK-`` and ``GW-DETACH-`` ids are
+provisional: the profiles that judge these wires name their own requirements."""
+
+
+EVERY_WIRE: Final[frozenset[str]] = frozenset(
+    {
+        # the run loop, the endpoints and the session store: the same on every wire
+        "act-on-partial-calls",
+        "persist-partials",
+        "no-llm-budget",
+        "no-run-timeout",
+        "no-auth",
+        "shared-history",
+        "no-dispose",
+        "dispose-on-write-only",
+        "persist-draft-on-error",
+        "last-session-wins",
+        "global-turn-lock",
+        "no-terminal-frame",
+        "json-not-sse",
+        # hooks every wire's mapping or writer honours
+        "swallow-error-event",
+        "buffer-frames",
+    }
+)
+"""Mutants of :data:`BUGS` that apply on every wire; the rest of :data:`BUGS` are defects of
+the typed frames themselves (ids, event names, the final flag, the author field ...), whose
+counterpart on another wire, where there is one, is a mutant of :data:`WIRE_BUGS`."""
+
+_ON_WIRE: Final[Mapping[str, Wire]] = {
+    name: ("ag-ui" if name.startswith("agui-") else "ai-sdk-ui")
+    for name in WIRE_BUGS
+    if name.startswith(("agui-", "aisdk-"))
+}
+_DISPOSE_ONLY: Final[frozenset[str]] = frozenset({"no-dispose", "dispose-on-write-only"})
+_DETACH_ONLY: Final[frozenset[str]] = frozenset({"detach-persist-twice"})
+
+
+def applies(name: str, wire: Wire, on_disconnect: OnDisconnect) -> str | None:
+    """``None`` if mutant ``name`` has a meaning on ``wire`` under ``on_disconnect``, else why
+    not (one sentence)."""
+    if name in _DISPOSE_ONLY and on_disconnect != "dispose":
+        return f"{name} is a defect of disposal; with --on-disconnect {on_disconnect} it has none"
+    if name in _DETACH_ONLY and on_disconnect != "detach":
+        return f"{name} is a defect of the detach policy; it needs --on-disconnect detach"
+    own = _ON_WIRE.get(name)
+    if own is not None and own != wire:
+        return f"{name} is a mutant of the {own} wire; this gateway speaks {wire}"
+    if name in BUGS and name not in EVERY_WIRE and wire != "typed-frames":
+        return f"{name} is a defect of the typed frames; it has no meaning on the {wire} wire"
+    return None
+
+
+def bugs_for(wire: Wire, on_disconnect: OnDisconnect = "dispose") -> list[str]:
+    """Every mutant that has a meaning on ``wire`` under ``on_disconnect``, in table order."""
+    return [name for name in (*BUGS, *WIRE_BUGS) if applies(name, wire, on_disconnect) is None]
+
+
+CATALOG = BugCatalog({**BUGS, **WIRE_BUGS}, {**INTENDED, **WIRE_INTENDED})
 check_bug = CATALOG.check
-describe_bugs = CATALOG.describe
 bug_names = CATALOG.names
+
+
+def describe_bugs(wire: Wire = "typed-frames", on_disconnect: OnDisconnect = "dispose") -> str:
+    """The ``--list-bugs`` text for a gateway on ``wire`` under ``on_disconnect``."""
+    names = bugs_for(wire, on_disconnect)
+    return BugCatalog(
+        {n: CATALOG.bugs[n] for n in names}, {n: CATALOG.intended[n] for n in names}
+    ).describe()

@@ -20,13 +20,18 @@ with ``error_code`` *and then* ``run_async`` raises, so such a run ends with two
 exactly what the seed's controller (``send`` then ``onError``) would send. And ADK 2.13 stores the
 aggregate, never the partials, so ``/history`` is the record the client reloads from.
 
-Run ``python -m harness.suites.gateway.reference.server [--bug NAME]``; the environment contract
-is in :class:`Settings`. ``--list-bugs`` prints the mutants (see ``mutants.py``).
+Run ``python -m harness.suites.gateway.reference.server [--bug NAME] [--wire WIRE]
+[--on-disconnect dispose|detach]``; the environment contract is in :class:`Settings`.
+``--list-bugs`` prints the mutants of that wire and policy (see ``mutants.py``). ``--wire
+ag-ui`` and ``--wire ai-sdk-ui`` serve the same runs as AG-UI events (``ag_ui.py``) or the AI SDK
+UI message stream (``ai_sdk.py``); ``--on-disconnect detach`` lets a run whose browser went
+away finish within its bound instead of disposing it.
 
-The code is in four modules: ``gateway_frames`` (the frame mapping and the frame writer),
-``gateway_app`` (the aiohttp endpoints, bearer auth, a turn's stream and history),
-``gateway_config`` (:class:`Settings`) and this one (the process: :func:`serve` and :func:`main`).
-Their public names are importable from here.
+The code is in these modules: ``frames`` (the typed-frame mapping and the frame writer),
+``ag_ui`` and ``ai_sdk`` (the other wires), ``stream`` (what the wires share), ``app`` (the
+aiohttp endpoints, bearer auth, a turn's run and history), ``config`` (:class:`Settings`) and
+this one (the process: :func:`serve` and :func:`main`). Their public names are importable from
+here.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ from harness.suites.gateway.reference.frames import (
     event_frames,
     event_text,
 )
-from harness.suites.gateway.reference.mutants import describe_bugs
+from harness.suites.gateway.reference.mutants import WIRES, describe_bugs
 
 __all__ = [
     "ConfigError",
@@ -115,6 +120,7 @@ async def serve(settings: Settings, *, on_listening: Callable[[int], None]) -> N
             gateway.stop_streams()
         finally:
             await app_runner.cleanup()
+            await gateway.close(SHUTDOWN_GRACE_S)
             await runner.close()
             await sessions.close()
     finally:
@@ -146,13 +152,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="streamproof's reference SSE gateway on a real google-adk Runner.",
     )
     parser.add_argument("--bug", metavar="NAME", help="run a mutant (see --list-bugs)")
-    parser.add_argument("--list-bugs", action="store_true", help="list the mutants and exit")
+    parser.add_argument(
+        "--list-bugs", action="store_true", help="list the mutants of this wire and policy, exit"
+    )
+    parser.add_argument(
+        "--wire",
+        choices=WIRES,
+        default="typed-frames",
+        help="what the chat endpoint speaks: the seed's typed frames (POST /chat/{sessionId}), "
+        "AG-UI (POST /ag-ui) or the AI SDK UI message stream (POST /api/chat)",
+    )
+    parser.add_argument(
+        "--on-disconnect",
+        choices=("dispose", "detach"),
+        default="dispose",
+        help="when the browser goes away: dispose the run (the seed's rule) or let it finish "
+        "within its bound (detach)",
+    )
     args = parser.parse_args(argv)
     if args.list_bugs:
-        print(describe_bugs())
+        print(describe_bugs(args.wire, args.on_disconnect))
         return 0
     try:
-        settings = Settings.from_env(os.environ, bug=args.bug)
+        settings = Settings.from_env(
+            os.environ, bug=args.bug, wire=args.wire, on_disconnect=args.on_disconnect
+        )
     except ConfigError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
