@@ -47,7 +47,7 @@ from harness.suites.gateway.concurrency import (
     untaggable,
 )
 from harness.suites.gateway.observation import AuthProbe, ChatResponse, Frame, GatewayObservation
-from harness.suites.gateway.profiles.base import ChatBody
+from harness.suites.gateway.profiles.base import ChatBody, ReadAs
 from harness.suites.gateway.profiles.registry import check_gateway, profile
 from harness.suites.gateway.scenario import GatewayLimits, GatewayScenario, ModelPath
 from harness.suites.gateway.target import GatewayTarget, RunningGateway, start_gateway
@@ -467,7 +467,7 @@ class GatewayEnvironment:
         stream_wait = self._stream_wait(scenario)
         body = chat_request(self.target, text, session_id, streaming=request.streaming)
         wire = profile(self.target.profile)
-        mapping = self.target.frames
+        read_as = ReadAs(self.target.frames, request.streaming)
         async with aiohttp.ClientSession() as http:
             response, frames = await _stream_chat(
                 http,
@@ -479,7 +479,7 @@ class GatewayEnvironment:
                 disconnect_after=request.disconnect_after_frames,
                 # The scenario counts the seed's frames: on another wire, the events that read
                 # as one of them (an AG-UI RUN_STARTED is none).
-                count=lambda got: len(wire.seed_frames(got, mapping)),
+                count=lambda got: len(wire.seed_frames(got, read_as)),
             )
             disconnected_at = response.elapsed if response.end == "client-closed" else None
             if disconnected_at is None:

@@ -35,9 +35,16 @@ from harness.suites.gateway.checks.adk_events import (
     raw_tool_leak_verdicts,
 )
 from harness.suites.gateway.observation import Frame
-from harness.suites.gateway.profiles.base import Profile, Rule, judged, not_on_this_wire, on_wire
+from harness.suites.gateway.profiles.base import (
+    STREAMING,
+    Profile,
+    ReadAs,
+    Rule,
+    judged,
+    not_on_this_wire,
+    on_wire,
+)
 from harness.suites.gateway.profiles.typed_frames import SEED_RULES
-from harness.suites.gateway.profiles.wire import FrameMapping
 
 __all__ = ["ADK_EVENTS"]
 
@@ -95,7 +102,7 @@ def _rules() -> dict[str, Rule]:
     return rules
 
 
-def _as_received(frames: Sequence[Frame], mapping: FrameMapping | None) -> tuple[Frame, ...]:
+def _as_received(frames: Sequence[Frame], read_as: ReadAs = STREAMING) -> tuple[Frame, ...]:
     """A raw event stream has no typed frames to read: the shared checks that run here read
     the events themselves."""
     return tuple(frames)

@@ -5,7 +5,8 @@ The request is an AG-UI ``RunAgentInput`` (``threadId``: the scenario's session,
 frame, typed by ``type``.
 
 How the seed's rules read here (the seed view, :func:`agui_seed_frames`): a
-``TEXT_MESSAGE_CONTENT`` is a ``delta``; ``TEXT_MESSAGE_END`` settles the message, a ``message``
+``TEXT_MESSAGE_CONTENT`` is a ``delta`` (in a streaming turn: a NONE-mode turn's text is the
+seed's lone ``message``); ``TEXT_MESSAGE_END`` settles the message, a ``message``
 whose text is everything its CONTENT events said (AG-UI has no separate aggregate: the closed
 message is what the user keeps); the ``TOOL_CALL_START``\\ s of one block of tool calls are one
 ``tool_call`` naming them (one aggregated function-call event); the ``TOOL_CALL_RESULT``\\ s after
@@ -56,8 +57,10 @@ from harness.suites.gateway.checks.ag_ui import (
 from harness.suites.gateway.checks.persistence import persist_matches_message_loosely
 from harness.suites.gateway.observation import Frame
 from harness.suites.gateway.profiles.base import (
+    STREAMING,
     ChatBody,
     Profile,
+    ReadAs,
     Rule,
     by_design,
     ids_only_if_sent,
@@ -68,7 +71,6 @@ from harness.suites.gateway.profiles.base import (
     seed_frame,
 )
 from harness.suites.gateway.profiles.typed_frames import SEED_RULES, WIRE_CHECKED
-from harness.suites.gateway.profiles.wire import FrameMapping
 
 __all__ = ["AFTER_RUN_ERROR", "AG_UI", "agui_request", "agui_seed_frames"]
 
@@ -96,7 +98,7 @@ class _Open:
     text: str = ""
 
 
-def agui_seed_frames(frames: Sequence[Frame], mapping: FrameMapping | None) -> tuple[Frame, ...]:
+def agui_seed_frames(frames: Sequence[Frame], read_as: ReadAs = STREAMING) -> tuple[Frame, ...]:
     """The AG-UI stream read as the seed's typed frames (the module docstring says how)."""
     out: list[Frame] = []
     messages: dict[str, _Open] = {}
@@ -142,9 +144,9 @@ def agui_seed_frames(frames: Sequence[Frame], mapping: FrameMapping | None) -> t
             if isinstance(ident, str) and isinstance(delta, str) and delta:
                 message = messages.setdefault(ident, _Open(None))
                 message.text += delta
-                out.append(
-                    seed_frame(frame, "delta", {"author": message.author, "text": delta}, kind)
-                )
+                if read_as.streaming:  # a NONE-mode answer is the lone message at its END
+                    said = {"author": message.author, "text": delta}
+                    out.append(seed_frame(frame, "delta", said, kind))
         elif kind == "TEXT_MESSAGE_END" and isinstance(ident, str):
             settle(frame, ident, kind)
         elif kind in ("TOOL_CALL_START", "TOOL_CALL_CHUNK"):

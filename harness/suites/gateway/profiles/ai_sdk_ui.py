@@ -8,7 +8,8 @@ id being the scenario's session. The answer is data-only SSE, one JSON chunk per
 
 How the seed's rules read here (the seed view, :func:`ui_seed_frames`): a ``text-delta`` is a
 ``delta``; ``text-end`` settles the text part, a ``message`` whose text is everything its deltas
-said; the tool-input chunks of one block of tool calls are one ``tool_call`` naming them (a
+said (in a NONE-mode turn the part is the seed's lone ``message``, no delta); the tool-input
+chunks of one block of tool calls are one ``tool_call`` naming them (a
 ``tool-input-start``, or ``tool-input-available`` for a call with no start); the tool outputs
 after it one ``tool_result``; ``error`` is ``error`` and ``finish`` is ``done``. A text part still
 open at ``finish`` is settled there (AISDK-PART-ENDED reports it once), and ``data: [DONE]`` ends
@@ -55,8 +56,10 @@ from harness.suites.gateway.checks.ai_sdk_ui import (
 from harness.suites.gateway.checks.persistence import persist_matches_message_loosely
 from harness.suites.gateway.observation import Frame
 from harness.suites.gateway.profiles.base import (
+    STREAMING,
     ChatBody,
     Profile,
+    ReadAs,
     Rule,
     by_design,
     ids_only_if_sent,
@@ -67,7 +70,6 @@ from harness.suites.gateway.profiles.base import (
     seed_frame,
 )
 from harness.suites.gateway.profiles.typed_frames import SEED_RULES, WIRE_CHECKED
-from harness.suites.gateway.profiles.wire import FrameMapping
 
 __all__ = ["AI_SDK_UI", "ui_request", "ui_seed_frames"]
 
@@ -100,7 +102,7 @@ def _with(frame: Frame, payload: dict[str, Any]) -> Frame:
     return frame.model_copy(update={"data": json.dumps(payload, separators=(",", ":"))})
 
 
-def ui_seed_frames(frames: Sequence[Frame], mapping: FrameMapping | None) -> tuple[Frame, ...]:
+def ui_seed_frames(frames: Sequence[Frame], read_as: ReadAs = STREAMING) -> tuple[Frame, ...]:
     """The UI message stream read as the seed's typed frames (the module docstring says how)."""
     out: list[Frame] = []
     parts: dict[str, _Part] = {}
@@ -130,7 +132,8 @@ def ui_seed_frames(frames: Sequence[Frame], mapping: FrameMapping | None) -> tup
             delta = chunk.get("delta")
             if isinstance(delta, str) and delta:
                 parts.setdefault(ident, _Part()).text += delta
-                out.append(seed_frame(frame, "delta", {"author": None, "text": delta}, kind))
+                if read_as.streaming:  # a NONE-mode answer is the lone message at its end
+                    out.append(seed_frame(frame, "delta", {"author": None, "text": delta}, kind))
         elif kind == "text-end" and isinstance(ident, str):
             settle(frame, ident, kind)
         elif kind in ("tool-input-start", "tool-input-available"):

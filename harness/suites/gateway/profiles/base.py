@@ -21,9 +21,11 @@ from harness.suites.gateway.profiles.wire import FrameMapping, ProfileName
 from harness.verdicts import Outcome, Verdict
 
 __all__ = [
+    "STREAMING",
     "ChatBody",
     "Judge",
     "Profile",
+    "ReadAs",
     "Reading",
     "Rule",
     "by_design",
@@ -36,6 +38,21 @@ __all__ = [
 ]
 
 GatewayCheck = Callable[[GatewayObservation], list[Verdict]]
+
+
+@dataclass(frozen=True)
+class ReadAs:
+    """What reading a wire as the seed's frames needs to know of the target and the turn."""
+
+    mapping: FrameMapping | None = None
+    """A ``typed-frames`` target's own frame names."""
+    streaming: bool = True
+    """``False`` for a NONE-mode turn: a wire that can only send text as start/content/end
+    (AG-UI, the AI SDK) is then read as the seed's lone ``message``, with no delta."""
+
+
+STREAMING = ReadAs()
+"""A streaming turn on a wire with no frame mapping."""
 
 
 @dataclass(frozen=True)
@@ -140,7 +157,7 @@ class Profile:
     expectations: Judge
     """The scenario's own expectations (``expect.frames`` is written in the seed's frame names
     and matched against the seed view)."""
-    seed_frames: Callable[[Sequence[Frame], FrameMapping | None], tuple[Frame, ...]]
+    seed_frames: Callable[[Sequence[Frame], ReadAs], tuple[Frame, ...]]
     """The frames as received, read as the seed's typed frames (the identity for the seed's
     own wire); ``request.disconnect_after_frames`` counts these."""
     request: Callable[[str, str, bool], ChatBody] | None = None
@@ -150,7 +167,7 @@ class Profile:
     """What a reader of this profile's verdicts must know (shown in the docs)."""
 
     def view(self, obs: GatewayObservation) -> GatewayObservation:
-        frames = self.seed_frames(obs.frames, obs.frame_mapping)
+        frames = self.seed_frames(obs.frames, ReadAs(obs.frame_mapping, obs.streaming))
         if frames == obs.frames:
             return obs
         return obs.model_copy(update={"frames": frames})

@@ -48,16 +48,18 @@ from harness.suites.gateway.checks import (
 )
 from harness.suites.gateway.observation import Frame
 from harness.suites.gateway.profiles.base import (
+    STREAMING,
     ChatBody,
     GatewayCheck,
     Profile,
+    ReadAs,
     Rule,
     judged,
     on_view,
     on_wire,
     seed_frame,
 )
-from harness.suites.gateway.profiles.wire import FrameMapping, field_at, has_field
+from harness.suites.gateway.profiles.wire import field_at, has_field
 
 __all__ = ["SEED_RULES", "TYPED_FRAMES", "WIRE_CHECKED", "mapped_frames"]
 
@@ -156,10 +158,11 @@ def _rules() -> dict[str, Rule]:
     }
 
 
-def mapped_frames(frames: Sequence[Frame], mapping: FrameMapping | None) -> tuple[Frame, ...]:
+def mapped_frames(frames: Sequence[Frame], read_as: ReadAs = STREAMING) -> tuple[Frame, ...]:
     """The frames as the seed names them: identity without a mapping; with one, each frame
     sent under a mapped name becomes that kind, its payload fields read from where the mapping
     says (a field that is not there is left out, for GW-FRAME-TYPES to report)."""
+    mapping = read_as.mapping
     if mapping is None:
         return tuple(frames)
     out: list[Frame] = []

@@ -45,7 +45,7 @@ def test_the_request_is_a_run_agent_input_on_the_session_thread() -> None:
 
 
 def test_the_seed_view_of_the_worked_example_is_the_seeds_own_sequence() -> None:
-    view = agui_seed_frames(agui_worked_example().frames, None)
+    view = agui_seed_frames(agui_worked_example().frames)
     assert [f.event for f in view] == [
         "tool_call",
         "tool_result",
@@ -200,7 +200,7 @@ def test_a_forwarded_tool_result_says_ag_ui_does_it_by_design() -> None:
 
 def test_nothing_after_run_error() -> None:
     stream = (STARTED, *agui_answer()[:2], ag("RUN_ERROR", message="model failed"), FINISHED)
-    view = agui_seed_frames(data_frames(*stream), None)
+    view = agui_seed_frames(data_frames(*stream))
     assert [f.event for f in view] == ["delta", "error", "after-RUN_ERROR"]
     terminal = next(
         v
@@ -212,7 +212,7 @@ def test_nothing_after_run_error() -> None:
 
 def test_a_message_left_open_at_finish_is_settled_in_the_seed_view() -> None:
     stream = (STARTED, *agui_answer()[:-1], FINISHED)
-    view = agui_seed_frames(data_frames(*stream), None)
+    view = agui_seed_frames(data_frames(*stream))
     assert [f.event for f in view][-2:] == ["message", "done"]
     assert view[-2].wire is not None and "left open" in view[-2].wire
 
@@ -225,7 +225,7 @@ def test_a_named_author_is_kept() -> None:
         ag("TEXT_MESSAGE_END", messageId="a"),
         FINISHED,
     )
-    view = agui_seed_frames(data_frames(*stream), None)
+    view = agui_seed_frames(data_frames(*stream))
     assert [json.loads(f.data).get("author") for f in view[:2]] == ["support", "support"]
 
 
@@ -238,7 +238,7 @@ def test_two_tool_calls_of_one_aggregate_are_one_tool_call() -> None:
         agui_result("b"),
         FINISHED,
     )
-    view = agui_seed_frames(data_frames(*stream), None)
+    view = agui_seed_frames(data_frames(*stream))
     assert [(f.event, json.loads(f.data)) for f in view] == [
         ("tool_call", {"names": ["lookupOrder", "lookupCourier"]}),
         ("tool_result", {"count": 2}),
@@ -253,12 +253,12 @@ def test_chunk_events_read_as_one_message() -> None:
         ag("TEXT_MESSAGE_CHUNK", delta="1042"),
         FINISHED,
     )
-    view = agui_seed_frames(data_frames(*stream), None)
+    view = agui_seed_frames(data_frames(*stream))
     assert [(f.event, json.loads(f.data).get("text")) for f in view] == [
         ("delta", "Order "),
         ("delta", "1042"),
         ("message", "Order 1042"),
-        ("done", None),
+        ("done"),
     ]
 
 

@@ -42,7 +42,7 @@ def test_the_request_is_use_chats() -> None:
 
 
 def test_the_seed_view_of_the_worked_example() -> None:
-    view = ui_seed_frames(ui_worked_example().frames, None)
+    view = ui_seed_frames(ui_worked_example().frames)
     assert [f.event for f in view] == [
         "tool_call",
         "tool_result",
@@ -135,5 +135,5 @@ def test_an_error_chunk_is_the_seeds_error() -> None:
         ui("error", errorText="boom"),
         "[DONE]",
     )
-    view = ui_seed_frames(data_frames(*stream), None)
+    view = ui_seed_frames(data_frames(*stream))
     assert [f.event for f in view] == ["delta", "error"]

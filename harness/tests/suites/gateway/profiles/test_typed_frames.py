@@ -7,6 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from harness.suites.gateway.profiles.base import ReadAs
 from harness.suites.gateway.profiles.registry import check_gateway
 from harness.suites.gateway.profiles.typed_frames import mapped_frames
 from harness.suites.gateway.profiles.wire import FrameMapping
@@ -40,7 +41,7 @@ def mapped_worked_example(**overrides: object) -> object:
 
 def test_a_mapped_gateway_reads_as_the_seeds_frames() -> None:
     obs = mapped_worked_example()
-    view = mapped_frames(obs.frames, MAPPING)  # type: ignore[attr-defined]
+    view = mapped_frames(obs.frames, ReadAs(MAPPING))  # type: ignore[attr-defined]
     assert [f.event for f in view] == [
         "tool_call",
         "tool_result",
@@ -76,7 +77,7 @@ def test_a_field_the_mapping_does_not_find_fails_frame_types_naming_the_wire_eve
 
 
 def test_a_seed_name_moved_elsewhere_is_no_longer_that_kind() -> None:
-    view = mapped_frames(frames(("delta", {"author": "support", "text": "x"})), MAPPING)
+    view = mapped_frames(frames(("delta", {"author": "support", "text": "x"})), ReadAs(MAPPING))
     assert view[0].event == "unmapped:delta"
 
 
