@@ -258,7 +258,7 @@ def test_chunk_events_read_as_one_message() -> None:
         ("delta", "Order "),
         ("delta", "1042"),
         ("message", "Order 1042"),
-        ("done"),
+        ("done", None),
     ]
 
 
