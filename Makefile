@@ -4,15 +4,17 @@
 #   make bench  the benchmarks (harness/bench/), each printing its table (a few minutes)
 .PHONY: run test lint type bench clean tools
 
-.venv/.installed: pyproject.toml setup.py scripts/bootstrap scripts/build-toxiproxy scripts/install-chromium
+.venv/.installed: pyproject.toml setup.py scripts/bootstrap scripts/build-toxiproxy scripts/install-chromium scripts/install-node-oracles
 	scripts/bootstrap
 
 # toxiproxy-server for the toxiproxy engine: rebuilt only when missing or not the pinned version
 # (a machine without Go gets a message and the engine stays unavailable); Debian's chromium for
-# the report's browser test, installed only when missing (silent when there).
+# the report's browser test, installed only when missing (silent when there); the Node oracles'
+# packages (@ag-ui/client, ai) from their lockfile, installed when missing or older than it.
 tools:
 	@scripts/build-toxiproxy
 	@scripts/install-chromium
+	@scripts/install-node-oracles
 
 run: .venv/.installed tools
 	.venv/bin/streamproof run $(ARGS)

@@ -13,7 +13,9 @@ from setuptools import find_namespace_packages, setup
 
 SUITES = "scenarios"
 FIXTURES = "fixtures"
-NOT_PACKAGES = ["__pycache__", "*.__pycache__"]
+# The Node oracles' project (its scripts ship as package data) and its node_modules are no
+# Python packages.
+NOT_PACKAGES = ["__pycache__", "*.__pycache__", "harness.suites.gateway.oracles.node*"]
 
 setup(
     packages=[

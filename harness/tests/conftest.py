@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, NoReturn
@@ -81,6 +82,18 @@ def require_engine(name: str) -> Engine:
         return open_engine(name)
     except EngineUnavailable as exc:
         _missing(f"engine {name}", exc)
+
+
+def require_oracle(name: str, probe: Callable[[], object]) -> None:
+    """Run an oracle's install check (``probe``: Node and its npm package, or the Python
+    validator), or skip (fail under STREAMPROOF_REQUIRE_ALL=1) when it says the oracle cannot
+    run here."""
+    from harness.suites.gateway.oracles.errors import OracleUnavailable
+
+    try:
+        probe()
+    except OracleUnavailable as exc:
+        _missing(f"oracle {name}", exc)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
