@@ -275,4 +275,5 @@ AG_UI = Profile(
     expectations=on_view(gateway_expectation_verdicts),
     seed_frames=agui_seed_frames,
     request=agui_request,
+    typed_by="type",
 )

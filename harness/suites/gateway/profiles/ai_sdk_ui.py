@@ -257,4 +257,5 @@ AI_SDK_UI = Profile(
     expectations=on_view(gateway_expectation_verdicts),
     seed_frames=ui_seed_frames,
     request=ui_request,
+    typed_by="type",
 )

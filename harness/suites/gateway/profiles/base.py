@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from harness.requirements import not_applicable
@@ -163,14 +163,29 @@ class Profile:
     request: Callable[[str, str, bool], ChatBody] | None = None
     """The chat request a turn sends (text, session id, streaming), when the target gives no
     ``chat_body``; ``None``: the wire has no request of its own (``chat_body`` is required)."""
-    notes: tuple[str, ...] = field(default=())
-    """What a reader of this profile's verdicts must know (shown in the docs)."""
+    typed_by: str | None = None
+    """The JSON field that types each event on a data-only wire (AG-UI's and the AI SDK's
+    ``type``): the checks that read the frames as received name each frame by it."""
+
+    def wire(self, obs: GatewayObservation) -> GatewayObservation:
+        """``obs`` with each data-only frame named by its ``typed_by`` field, so messages say
+        ``frame #4 (event:TOOL_CALL_RESULT)`` rather than the SSE default ``message``."""
+        if self.typed_by is None:
+            return obs
+        frames = tuple(_named(f, self.typed_by) for f in obs.frames)
+        return obs.model_copy(update={"frames": frames})
 
     def view(self, obs: GatewayObservation) -> GatewayObservation:
         frames = self.seed_frames(obs.frames, ReadAs(obs.frame_mapping, obs.streaming))
         if frames == obs.frames:
             return obs
         return obs.model_copy(update={"frames": frames})
+
+
+def _named(frame: Frame, field: str) -> Frame:
+    payload = frame.payload() if frame.event == "message" else None
+    kind = payload.get(field) if isinstance(payload, dict) else None
+    return frame.model_copy(update={"event": kind}) if isinstance(kind, str) and kind else frame
 
 
 def seed_frame(source: Frame, kind: str, payload: Mapping[str, Any], wire: str) -> Frame:

@@ -30,7 +30,7 @@ def check_gateway(obs: GatewayObservation) -> list[Verdict]:
     on that wire (or not applicable there, with the reason), then the scenario's own
     expectations; what a fault on the browser link leaves unjudgeable is said so."""
     wire = profile(obs.profile)
-    reading = Reading(obs=obs, view=wire.view(obs))
+    reading = Reading(obs=wire.wire(obs), view=wire.view(obs))
     verdicts = [v for rid, rule in wire.rules.items() for v in rule.verdicts(rid, reading)]
     verdicts += wire.expectations(reading)
     return browser_link_verdicts(reading.view, verdicts)
