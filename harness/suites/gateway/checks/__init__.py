@@ -54,7 +54,6 @@ from harness.suites.gateway.observation import GatewayObservation
 from harness.verdicts import Kind, Outcome, Verdict
 
 __all__ = [
-    "WHOLE_STREAM_REQUIREMENTS",
     "ReducerState",
     "adk_events_verdicts",
     "answer_as_message_verdicts",
