@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.coverage import TABLE_END, TABLE_START, requirements_table, scenarios_by_requirement
+from harness.coverage import (
+    PROFILES_END,
+    PROFILES_START,
+    TABLE_END,
+    TABLE_START,
+    profiles_table,
+    requirements_table,
+    scenarios_by_requirement,
+)
 from harness.reference import CLIENT_INTENDED, INTENDED
 from harness.suites import REGISTRY
 from harness.verdicts import Level
@@ -41,6 +49,15 @@ def test_readme_table_is_the_registry() -> None:
     shown = readme[start + len(TABLE_START) : end].strip()
     assert shown == requirements_table([SCENARIOS]), (
         "README requirements table is stale: regenerate it with scripts/regen-readme-table"
+    )
+
+
+def test_readme_profiles_table_is_the_profiles() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start, end = readme.index(PROFILES_START), readme.index(PROFILES_END)
+    shown = readme[start + len(PROFILES_START) : end].strip()
+    assert shown == profiles_table(), (
+        "README profiles table is stale: regenerate it with scripts/regen-readme-table"
     )
 
 
