@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +32,18 @@ SUITE_TIMEOUT_S = 900.0
 Report = dict[str, Any]
 
 
-def run_suite(scenarios: Path, target: str, report_dir: Path) -> tuple[int, str, Report]:
+def run_suite(
+    scenarios: Path | Sequence[Path], target: str, report_dir: Path
+) -> tuple[int, str, Report]:
     """``streamproof run`` as a user runs it; the exit status, the output and results.json."""
+    paths = [scenarios] if isinstance(scenarios, Path) else list(scenarios)
     run = subprocess.run(
         [
             sys.executable,
             "-m",
             "harness.cli",
             "run",
-            str(scenarios),
+            *map(str, paths),
             "--target",
             str(INDEPENDENT / target),
             "--report-dir",
@@ -289,6 +293,30 @@ def test_broken_history_gateway_fails_persistence(tmp_path: Path) -> None:
     assert code == 1, output
     persist = {r for r in failed_requirements(report) if r.startswith("GW-PERSIST-")}
     assert persist, "\n".join(failures(report)) + "\n" + output
+
+
+MAPPED_SCENARIOS = [
+    GATEWAY_SCENARIOS / name
+    for name in ("worked_example.yaml", "text_with_tool_call.yaml", "model_error_mid_stream.yaml")
+]
+"""Frames of every kind: tool_call and tool_result, deltas, a final and a non-final message, an
+error and done."""
+
+
+def test_a_gateway_with_its_own_frame_names_passes_through_its_mapping(tmp_path: Path) -> None:
+    require_module("google.adk")
+    code, output, report = run_suite(MAPPED_SCENARIOS, "mapped-gateway.yaml", tmp_path)
+    assert not failures(report), "\n".join(failures(report)) + "\n" + output
+    assert code == 0, output
+    assert report["summary"]["passed"] == len(report["scenarios"]) == 3
+
+
+def test_its_twin_forwarding_tool_results_fails_no_tool_leak_only(tmp_path: Path) -> None:
+    require_module("google.adk")
+    code, output, report = run_suite(MAPPED_SCENARIOS[:1], "mapped-gateway-leaking.yaml", tmp_path)
+    assert code == 1, output
+    assert failed_requirements(report) == {"GW-NO-TOOL-LEAK"}, "\n".join(failures(report))
+    assert "(event:tool_done id:" in "\n".join(failures(report))
 
 
 def test_error_only_client_fails(tmp_path: Path) -> None:

@@ -63,7 +63,36 @@ class BrowserGone(Exception):
     """A write failed: the browser went away."""
 
 
+OWN_NAMES: Final[dict[str, str]] = {
+    "delta": "token",
+    "message": "answer",
+    "tool_call": "tool",
+    "tool_result": "tool_done",
+    "error": "failure",
+    "done": "finished",
+}
+"""A team's own names for the seed's six frames (``INDEPENDENT_OWN_NAMES=1``), with fields of
+its own too (:func:`_own_fields`); mapped-gateway.yaml declares them to streamproof."""
+
+
+def _own_fields(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The seed's payload in the team's own shape: who and what said under ``from`` and
+    ``body``, the tool names as ``calls``, the count as ``n``."""
+    if kind in ("delta", "message"):
+        out: dict[str, Any] = {"from": {"agent": payload["author"]}, "body": payload["text"]}
+        if "final" in payload:
+            out["isFinal"] = payload["final"]
+        return out
+    if kind == "tool_call":
+        return {"calls": payload["names"]}
+    if kind == "tool_result":
+        return {"n": payload["count"], **({"raw": payload["raw"]} if "raw" in payload else {})}
+    return payload
+
+
 def _frame_bytes(n: int, kind: str, payload: dict[str, Any]) -> bytes:
+    if os.environ.get("INDEPENDENT_OWN_NAMES") == "1":
+        kind, payload = OWN_NAMES[kind], _own_fields(kind, payload)
     data = json.dumps(payload, separators=(",", ":"))
     return f"id:{n}\nevent:{kind}\ndata:{data}\n\n".encode()
 
@@ -95,7 +124,10 @@ async def _send(resp: web.StreamResponse, n: int, ev: Event) -> None:
             await _frame(resp, n, "message", {"author": ev.author, "text": text, "final": False})
         await _frame(resp, n, "tool_call", {"names": [fc.name or "?" for fc in calls]})
     elif ev.get_function_responses():
-        await _frame(resp, n, "tool_result", {"count": len(ev.get_function_responses())})
+        summary: dict[str, Any] = {"count": len(ev.get_function_responses())}
+        if os.environ.get("INDEPENDENT_FORWARD_TOOL_RESULTS") == "1":  # the broken twin
+            summary["raw"] = [r.response for r in ev.get_function_responses()]
+        await _frame(resp, n, "tool_result", summary)
     elif text:
         await _frame(
             resp,
