@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from harness.faults.timeline import link_fault_items, merge_bursts
 from harness.suites.gateway.observation import GatewayObservation, ModelCall
+from harness.suites.gateway.profiles.registry import profile
 from harness.timeline import Lane, Timeline, TimelineItem, clip, failure_items
 from harness.verdicts import Verdict
 
@@ -39,8 +40,9 @@ def timeline(observation: GatewayObservation, verdicts: Sequence[Verdict]) -> Ti
     """The gateway scenario's timeline: the chat request, each model call and its answer, tool
     calls, the history read, every SSE frame the browser got (runs of one type merged into a
     burst), what the links did, how the response ended, the browser leaving, the gateway's run
-    bound, and each failed or unmet requirement at its ``at`` (else at the end of the run)."""
-    obs = observation
+    bound, and each failed or unmet requirement at its ``at`` (else at the end of the run).
+    Frames of a data-only wire (AG-UI, the AI SDK) are named by their type."""
+    obs = profile(observation.profile).wire(observation)
     # The browser always talks through the browser link; it is a party of the story only when
     # the scenario made it do something (a fault fired on it).
     browser_link = any(e.kind == "fault" for e in obs.link_events.get("browser", ()))
