@@ -14,7 +14,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -25,6 +28,8 @@ from harness.fakes.tools import FakeTools
 from harness.targets.errors import TargetError
 from harness.tests import ag_ui_adk
 from harness.tests.ag_ui_adk import DATA, Capture, events, history, post_run, run_input
+
+ROOT = Path(__file__).resolve().parents[3]
 
 PLAIN = Capture(
     "plain_streamed_answer", "plain_streamed_answer.yaml", "gateway/plain-streamed-answer"
@@ -101,3 +106,74 @@ def test_every_capture_in_the_index_is_an_ag_ui_stream_with_its_history() -> Non
             text = (DATA / row["capture"]).read_text(encoding="utf-8")
             assert (row["marker"] in text) == row["marker_in_stream"], row["capture"]
         assert json.loads((DATA / row["history"]).read_text(encoding="utf-8"))
+
+
+# --- the whole gateway suite against it --------------------------------------------------------
+
+TOOL_RAN = (
+    "gateway/browser-gone-mid-stream",
+    "gateway/browser-gone-while-model-stalls",
+    "gateway/corporate-proxy-tls",
+    "gateway/model-link-reset-mid-answer",
+    "gateway/reload-after-drop",
+    "gateway/runaway-tool-loop",
+    "gateway/text-then-tool-call",
+    "gateway/one-tool-call-streamed",
+)
+"""The scenarios whose tool answer carries the marker: ag-ui-adk forwards it in
+TOOL_CALL_RESULT (EventTranslator._translate_function_response), by AG-UI's design."""
+
+KNOWN_FAILURES: dict[str, set[str]] = {
+    **{scenario: {"GW-NO-TOOL-LEAK"} for scenario in TOOL_RAN},
+    # ADKAgent's stale-execution check ends the stream at the bound; the ADK run and its model
+    # call go on (ExecutionState.cancel runs only from _cleanup_stale_executions and close).
+    "gateway/corporate-proxy-black-hole": {"GW-RUN-BOUND"},
+    # Nothing in ag_ui_adk reads an event's error_code: MAX_TOKENS ends with RUN_FINISHED.
+    "gateway/max-tokens-error-event": {"GW-ERROR-EVENT", "expect.frames"},
+}
+"""Every requirement ag-ui-adk 0.11.0 fails in the bundled suite, each a real behaviour of the
+package (README, "ag-ui-adk, judged"; targets/ag-ui-adk/README.md cites the code)."""
+
+NOT_SERVED = {
+    "gateway/auth-and-history-isolation": "auth",
+    "gateway/none-mode-plain": "none_mode",
+    "gateway/none-mode-tool-call": "none_mode",
+}
+
+
+@pytest.mark.slow
+def test_the_bundled_suite_judges_ag_ui_adk_as_its_readme_says(tmp_path: Path) -> None:
+    _built()
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            str(ROOT / "scenarios" / "gateway"),
+            "--target",
+            str(ROOT / "targets" / "ag-ui-adk.yaml"),
+            "--report-dir",
+            str(tmp_path),
+            "-q",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    output = run.stdout[-4000:] + run.stderr[-2000:]
+    report = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    failed = {
+        s["id"]: {v["requirement"] for v in s.get("verdicts", []) if v["outcome"] == "fail"}
+        for s in report["scenarios"]
+    }
+    failed = {k: v for k, v in failed.items() if v}
+    assert failed == KNOWN_FAILURES, output
+    skipped = {
+        s["id"]: str(s.get("error")) for s in report["scenarios"] if s["outcome"] == "skipped"
+    }
+    assert set(skipped) == set(NOT_SERVED), output
+    for scenario, need in NOT_SERVED.items():
+        assert need in skipped[scenario], skipped[scenario]
+    assert run.returncode == 1, output
