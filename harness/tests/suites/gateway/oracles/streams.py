@@ -10,11 +10,15 @@ output, checked by test_readme.py.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
 from harness.sse import decode
+from harness.suites.gateway.oracles.ag_ui_client import run_ag_ui_client
+from harness.suites.gateway.oracles.ag_ui_validate import validate_ag_ui
+from harness.suites.gateway.oracles.ai_sdk import read_ai_sdk_stream
 from harness.suites.gateway.oracles.finding import OracleReport
 
 DATA: Final = Path(__file__).resolve().parents[3] / "data" / "oracles"
@@ -120,6 +124,20 @@ def path(protocol: str, name: str) -> Path:
 def payloads(protocol: str, name: str) -> list[str]:
     """The stream's events' data, decoded as a browser would (what the observation holds)."""
     return [event.data for event in decode(path(protocol, name).read_bytes())]
+
+
+_RUN: Final[Mapping[str, Callable[[Sequence[str]], OracleReport]]] = {
+    VALIDATE: validate_ag_ui,
+    CLIENT: run_ag_ui_client,
+    AI: read_ai_sdk_stream,
+}
+
+
+@functools.cache
+def oracle_report(library: str, protocol: str, name: str) -> OracleReport:
+    """``library``'s report on the stream, run once per test process (the oracle tests and the
+    differential's read the same streams; a Node run takes about half a second)."""
+    return _RUN[library](payloads(protocol, name))
 
 
 def description(protocol: str, name: str) -> str:
