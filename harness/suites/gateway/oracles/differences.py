@@ -142,6 +142,20 @@ def ids_stable_in_stream(stream: Stream, report: OracleReport, finding: Finding 
     )
 
 
+def step_started_while_open(stream: Stream, report: OracleReport, finding: Finding | None) -> bool:
+    """A STEP_STARTED comes for a step of that name that is open."""
+    open_steps: set[str] = set()
+    for kind, event in zip(stream.types(), stream.events, strict=True):
+        name = (event or {}).get("stepName")
+        if kind == "STEP_STARTED" and isinstance(name, str):
+            if name in open_steps:
+                return True
+            open_steps.add(name)
+        elif kind == "STEP_FINISHED" and isinstance(name, str):
+            open_steps.discard(name)
+    return False
+
+
 def stopped_before_end(stream: Stream, report: OracleReport, finding: Finding | None) -> bool:
     """The library stopped reading at an error before the stream's last event."""
     return any(
@@ -199,6 +213,27 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
         "applicable; ag-ui-validate, given the events that arrived, sees a run never terminated",
         rules=_OPEN_AT_END_RULES,
         when=browser_left,
+    ),
+    KnownDifference(
+        "validator counts a step started twice",
+        VALIDATE,
+        "oracle only",
+        "AGUI-CLOSED-AT-FINISH",
+        "a STEP_STARTED comes for a step that is open: ag-ui-validate counts two steps of that "
+        "name, so the one STEP_FINISHED leaves one open at RUN_FINISHED (AGUI007), where "
+        "AGUI-NO-REOPEN, as @ag-ui/client's verify middleware, rejects the second start",
+        rules=frozenset({"AGUI007"}),
+        when=step_started_while_open,
+    ),
+    KnownDifference(
+        "validator lets a step start twice",
+        VALIDATE,
+        "ours only",
+        "AGUI-NO-REOPEN",
+        "a STEP_STARTED comes for a step that is open: @ag-ui/client's verify middleware rejects "
+        "it, as AGUI-NO-REOPEN does; ag-ui-validate accepts it and flags the step left open at "
+        "RUN_FINISHED instead (AGUI007)",
+        when=step_started_while_open,
     ),
     KnownDifference(
         "client has no end-of-stream check",

@@ -101,6 +101,7 @@ READINGS: Final[tuple[Reading, ...]] = (
     Reading(VALIDATE, "AGUI003", "GW-STREAM-TERMINAL", "no RUN_FINISHED or RUN_ERROR at the end"),
     Reading(VALIDATE, "AGUI004", "GW-STREAM-TERMINAL", "an event after RUN_FINISHED or RUN_ERROR"),
     Reading(VALIDATE, "AGUI005", "GW-STREAM-TERMINAL", "both RUN_FINISHED and RUN_ERROR"),
+    Reading(VALIDATE, "AGUI006", "AGUI-EVENTS-PAIRED", "STEP_FINISHED for a step not open"),
     Reading(VALIDATE, "AGUI007", "AGUI-CLOSED-AT-FINISH", _OPEN_AT_FINISH, at="event"),
     Reading(VALIDATE, "AGUI007", "GW-STREAM-TERMINAL", _OPEN_AT_END, at="end"),
     Reading(VALIDATE, "AGUI008", "AGUI-RUN-IDS", "RUN_FINISHED names other ids than RUN_STARTED"),
@@ -150,6 +151,20 @@ READINGS: Final[tuple[Reading, ...]] = (
         "AGUI-EVENTS-PAIRED",
         "CONTENT, ARGS or END for an id that is not open",
         message=r"^Cannot send '\w+' event: No active [\w ]+ found with ID",
+    ),
+    Reading(
+        CLIENT,
+        "AGUIError",
+        "AGUI-EVENTS-PAIRED",
+        "STEP_FINISHED for a step not open",
+        message=r"^Cannot send 'STEP_FINISHED' for step .* that was not started",
+    ),
+    Reading(
+        CLIENT,
+        "AGUIError",
+        "AGUI-NO-REOPEN",
+        "STEP_STARTED for a step that is open",
+        message=r"^Step .* is already active for 'STEP_STARTED'",
     ),
     Reading(
         CLIENT,

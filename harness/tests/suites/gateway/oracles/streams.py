@@ -92,6 +92,15 @@ AG_UI: Final[Mapping[str, Mapping[str, Expected]]] = {
     "missing-field": {VALIDATE: _at("error", "AGUI504", 2), CLIENT: _at("error", "ZodError", 2)},
     "empty-delta": {VALIDATE: _at("warning", "AGUI105", 2), CLIENT: NONE},
     "not-json": {VALIDATE: _at("error", "AGUI502", 1), CLIENT: _at("error", "SyntaxError", 1)},
+    "step-finished-never-started": {
+        VALIDATE: _at("error", "AGUI006", 5),
+        CLIENT: _at("error", "AGUIError", 5),
+    },
+    "step-started-twice": {
+        # The validator counts two steps of that name, so one is left open at RUN_FINISHED.
+        VALIDATE: _at("error", "AGUI007", 8),
+        CLIENT: _at("error", "AGUIError", 2),
+    },
 }
 
 _STREAM_ERROR: Final = "AI_UIMessageStreamError"

@@ -128,6 +128,19 @@ def test_names_of_known_differences_are_unique() -> None:
             "GW-STREAM-TERMINAL",
         ),
         (CLIENT, finding("AGUIError", message="Cannot send 'RUN_STARTED' while a run is"), None),
+        (
+            CLIENT,
+            finding("AGUIError", message="Step \"s\" is already active for 'STEP_STARTED'"),
+            "AGUI-NO-REOPEN",
+        ),
+        (
+            CLIENT,
+            finding(
+                "AGUIError",
+                message="Cannot send 'STEP_FINISHED' for step \"s\" that was not started",
+            ),
+            "AGUI-EVENTS-PAIRED",
+        ),
         (CLIENT, finding("enforce", kind="warning", message="[ag-ui][enforce] Removed"), None),
         (AI, finding("AI_TypeValidationError", kind="schema"), "GW-FRAME-TYPES"),
         (
@@ -252,6 +265,13 @@ REUSED = stream(
     ev("TOOL_CALL_END", toolCallId="c"),
     FINISHED,
 )
+STEP_TWICE = stream(
+    STARTED,
+    ev("STEP_STARTED", stepName="s"),
+    ev("STEP_STARTED", stepName="s"),
+    ev("STEP_FINISHED", stepName="s"),
+    FINISHED,
+)
 UI_TRUNCATED = stream('{"type":"start"}', '{"type":"text-start","id":"t"}', profile="ai-sdk-ui")
 UI_DONE = stream('{"type":"start"}', '{"type":"finish"}', profile="ai-sdk-ui")
 
@@ -279,6 +299,20 @@ CASES: dict[str, Case] = {
         "oracle only",
         "GW-STREAM-TERMINAL",
         finding("AGUI003", index=None),
+    ),
+    "validator counts a step started twice": (
+        STEP_TWICE,
+        report(VALIDATE),
+        "oracle only",
+        "AGUI-CLOSED-AT-FINISH",
+        finding("AGUI007", index=5),
+    ),
+    "validator lets a step start twice": (
+        STEP_TWICE,
+        report(VALIDATE),
+        "ours only",
+        "AGUI-NO-REOPEN",
+        None,
     ),
     "client has no end-of-stream check": (
         TRUNCATED,
@@ -387,6 +421,19 @@ NOT_EXPLAINED: dict[str, Case] = {
         "ours only",
         "AGUI-NO-REOPEN",
         None,
+    ),
+    "a step started again after its end": (
+        stream(
+            STARTED,
+            ev("STEP_STARTED", stepName="s"),
+            ev("STEP_FINISHED", stepName="s"),
+            ev("STEP_STARTED", stepName="s"),
+            FINISHED,
+        ),
+        report(VALIDATE),
+        "oracle only",
+        "AGUI-CLOSED-AT-FINISH",
+        finding("AGUI007", index=4),
     ),
     "another library's difference": (UI_DONE, report(CLIENT), "ours only", "AISDK-DONE", None),
     "a finished UI stream": (UI_DONE, report(AI), "ours only", "GW-STREAM-TERMINAL", None),
