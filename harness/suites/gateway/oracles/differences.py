@@ -142,6 +142,18 @@ def ids_stable_in_stream(stream: Stream, report: OracleReport, finding: Finding 
     )
 
 
+def result_for_unknown_call(stream: Stream, report: OracleReport, finding: Finding | None) -> bool:
+    """A TOOL_CALL_RESULT names a tool call no TOOL_CALL_START before it started."""
+    started: set[str] = set()
+    for kind, event in zip(stream.types(), stream.events, strict=True):
+        call = (event or {}).get("toolCallId")
+        if kind == "TOOL_CALL_START" and isinstance(call, str):
+            started.add(call)
+        elif kind == "TOOL_CALL_RESULT" and call not in started:
+            return True
+    return False
+
+
 def step_started_while_open(stream: Stream, report: OracleReport, finding: Finding | None) -> bool:
     """A STEP_STARTED comes for a step of that name that is open."""
     open_steps: set[str] = set()
@@ -261,6 +273,17 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
         "RUN_STARTED names another thread than the request's threadId; ag-ui-validate is given "
         "the events only, not the request they answer",
         when=ids_stable_in_stream,
+    ),
+    KnownDifference(
+        "client takes a result for an unknown call",
+        CLIENT,
+        "ours only",
+        "GW-FRAME-SEQUENCE",
+        "@ag-ui/client's verify middleware has no rule for TOOL_CALL_RESULT: a result for a tool "
+        "call never started is kept as a tool message answering a call no message holds; "
+        "ag-ui-validate flags it (AGUI207), as GW-FRAME-SEQUENCE does (a tool_result with no "
+        "tool_call before it)",
+        when=result_for_unknown_call,
     ),
     KnownDifference(
         "client strips an unknown key",

@@ -82,6 +82,7 @@ AG_UI: Final[Mapping[str, Mapping[str, Expected]]] = {
         VALIDATE: (("error", "AGUI205", 3), ("error", "AGUI201", 4), ("error", "AGUI202", 5)),
         CLIENT: NONE,
     },
+    "tool-result-unknown-call": {VALIDATE: _at("error", "AGUI207", 1), CLIENT: NONE},
     "tool-call-from-partial": {VALIDATE: NONE, CLIENT: NONE},
     "answer-sent-twice": {VALIDATE: NONE, CLIENT: NONE},
     "unknown-event-type": {

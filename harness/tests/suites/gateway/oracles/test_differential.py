@@ -17,7 +17,7 @@ from harness.suites.gateway.oracles.differences import (
     Side,
     explain,
 )
-from harness.suites.gateway.oracles.differential import compare
+from harness.suites.gateway.oracles.differential import compare, differential
 from harness.suites.gateway.oracles.finding import Finding, OracleReport
 from harness.suites.gateway.oracles.mapping import (
     AI,
@@ -28,7 +28,10 @@ from harness.suites.gateway.oracles.mapping import (
     VALIDATE,
     requirement_of,
 )
-from harness.suites.gateway.oracles.stream import Stream
+from harness.suites.gateway.oracles.stream import Stream, stream_of
+from harness.suites.gateway.oracles.table import differential_table
+from harness.suites.gateway.profiles.registry import check_gateway
+from harness.tests.suites.gateway.profiles.wires import THREAD, agui_worked_example
 from harness.verdicts import Kind, Level, Outcome, Verdict
 
 
@@ -251,6 +254,27 @@ def test_a_requirement_with_no_verdict_is_not_judged() -> None:
 def test_only_the_two_wires_are_compared() -> None:
     with pytest.raises(ValueError, match=r"s: the differential compares ag-ui and ai-sdk-ui"):
         compare(stream(profile="typed-frames"), [], [])
+    obs = agui_worked_example().model_copy(update={"profile": "typed-frames"})
+    with pytest.raises(ValueError, match=r"no oracle reads the 'typed-frames' wire"):
+        differential(obs, [])
+
+
+def test_a_stream_with_no_event_has_nothing_to_compare() -> None:
+    obs = agui_worked_example().model_copy(update={"frames": ()})
+    diff = differential(obs, check_gateway(obs))
+    assert (diff.events, diff.oracles, diff.holds) == (0, (), True)
+    assert "nothing to compare (no events)" in differential_table([diff])
+
+
+def test_a_stream_is_read_from_its_observation() -> None:
+    obs = agui_worked_example()
+    read = stream_of(obs)
+    assert (read.name, read.profile, read.end) == (obs.scenario, "ag-ui", "clean")
+    assert read.payloads == tuple(f.data for f in obs.frames)
+    assert read.request_thread == THREAD and read.types()[0] == "RUN_STARTED"
+    assert read.value(0, "runId") == "run-1" and read.value(99, "runId") is None
+    ui = stream('{"type":"start"}', "[DONE]", "not json", profile="ai-sdk-ui")
+    assert ui.types() == ("start", "[DONE]", None)
 
 
 # --- the known differences, each on its own case -----------------------------------------------
@@ -319,6 +343,13 @@ CASES: dict[str, Case] = {
         report(CLIENT),
         "ours only",
         "GW-STREAM-TERMINAL",
+        None,
+    ),
+    "client takes a result for an unknown call": (
+        stream(STARTED, ev("TOOL_CALL_RESULT", toolCallId="c", messageId="t", content="x")),
+        report(CLIENT),
+        "ours only",
+        "GW-FRAME-SEQUENCE",
         None,
     ),
     "client compares no run ids": (VALID, report(CLIENT), "ours only", "AGUI-RUN-IDS", None),
@@ -434,6 +465,18 @@ NOT_EXPLAINED: dict[str, Case] = {
         "oracle only",
         "AGUI-CLOSED-AT-FINISH",
         finding("AGUI007", index=4),
+    ),
+    "a result for a call that was started": (
+        stream(
+            STARTED,
+            ev("TOOL_CALL_START", toolCallId="c", toolCallName="f"),
+            ev("TOOL_CALL_END", toolCallId="c"),
+            ev("TOOL_CALL_RESULT", toolCallId="c", messageId="t", content="x"),
+        ),
+        report(CLIENT),
+        "ours only",
+        "GW-FRAME-SEQUENCE",
+        None,
     ),
     "another library's difference": (UI_DONE, report(CLIENT), "ours only", "AISDK-DONE", None),
     "a finished UI stream": (UI_DONE, report(AI), "ours only", "GW-STREAM-TERMINAL", None),

@@ -1,4 +1,4 @@
-"""The differential holds on every recorded stream: the 40 hand-written ones
+"""The differential holds on every recorded stream: the 41 hand-written ones
 (``harness/tests/data/oracles/``) and the captures of the real ag-ui-adk gateway
 (``harness/tests/data/ag_ui/``). Each is judged by its profile's checks, run through the
 libraries, and every disagreement must be a known difference; :data:`DIFFERENCES` records which,
@@ -35,6 +35,7 @@ DIFFERENCES: Final[Mapping[str, Seen]] = {
         (VALIDATE, "validator lost a reused id"),
     ),
     "ag-ui/unknown-key": ((CLIENT, "client strips an unknown key"),),
+    "ag-ui/tool-result-unknown-call": ((CLIENT, "client takes a result for an unknown call"),),
     "ag-ui/empty-delta": ((VALIDATE, "empty delta"),),
     "ag-ui/step-started-twice": (
         (VALIDATE, "validator counts a step started twice"),
