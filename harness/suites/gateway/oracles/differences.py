@@ -39,7 +39,8 @@ _REJECTING: Final = frozenset({"error", "schema", "stream"})
 @dataclass(frozen=True)
 class KnownDifference:
     name: str
-    oracle: str
+    libraries: tuple[str, ...]
+    """The oracles it is about (by library name)."""
     side: Side
     requirement: str | None
     """Ours (``None``: a finding no requirement of ours judges; :data:`ANY`: any)."""
@@ -59,7 +60,7 @@ class KnownDifference:
         requirement: str | None,
         finding: Finding | None,
     ) -> bool:
-        if (self.oracle, self.side) != (report.library, side):
+        if report.library not in self.libraries or self.side != side:
             return False
         if self.requirement != ANY and self.requirement != requirement:
             return False
@@ -168,6 +169,12 @@ def step_started_while_open(stream: Stream, report: OracleReport, finding: Findi
     return False
 
 
+def terminated_but_not_clean(stream: Stream, report: OracleReport, finding: Finding | None) -> bool:
+    """A terminal event came, but the connection then broke or stayed open (the libraries are
+    given the events, not the connection)."""
+    return stream.end in ("error", "timeout") and not no_terminal_event(stream, report, finding)
+
+
 def stopped_before_end(stream: Stream, report: OracleReport, finding: Finding | None) -> bool:
     """The library stopped reading at an error before the stream's last event."""
     return any(
@@ -183,7 +190,7 @@ _OPEN_AT_END_RULES: Final = frozenset({"AGUI003", "AGUI007", "AGUI103", "AGUI203
 KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
     KnownDifference(
         "empty delta",
-        VALIDATE,
+        (VALIDATE,),
         "oracle only",
         None,
         "ag-ui-validate warns on a TEXT_MESSAGE_CONTENT with an empty delta (the AG-UI docs call "
@@ -193,7 +200,7 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
     ),
     KnownDifference(
         "id reused after its end",
-        VALIDATE,
+        (VALIDATE,),
         "oracle only",
         "AGUI-NO-REOPEN",
         "the id is started again after its END: AGUI-NO-REOPEN, as @ag-ui/client's verify "
@@ -206,7 +213,7 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
     ),
     KnownDifference(
         "validator lost a reused id",
-        VALIDATE,
+        (VALIDATE,),
         "oracle only",
         "AGUI-EVENTS-PAIRED",
         "after the second START of an id reused after its END, ag-ui-validate no longer counts "
@@ -217,7 +224,7 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
     ),
     KnownDifference(
         "browser left",
-        VALIDATE,
+        (VALIDATE,),
         "oracle only",
         "GW-STREAM-TERMINAL",
         "the harness closed the stream on purpose (the scenario's browser goes away, as a closed "
@@ -228,7 +235,7 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
     ),
     KnownDifference(
         "validator counts a step started twice",
-        VALIDATE,
+        (VALIDATE,),
         "oracle only",
         "AGUI-CLOSED-AT-FINISH",
         "a STEP_STARTED comes for a step that is open: ag-ui-validate counts two steps of that "
@@ -239,7 +246,7 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
     ),
     KnownDifference(
         "validator lets a step start twice",
-        VALIDATE,
+        (VALIDATE,),
         "ours only",
         "AGUI-NO-REOPEN",
         "a STEP_STARTED comes for a step that is open: @ag-ui/client's verify middleware rejects "
@@ -249,7 +256,7 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
     ),
     KnownDifference(
         "client has no end-of-stream check",
-        CLIENT,
+        (CLIENT,),
         "ours only",
         "GW-STREAM-TERMINAL",
         "@ag-ui/client checks each event as it comes and nothing when the stream ends: a run with "
@@ -259,7 +266,7 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
     ),
     KnownDifference(
         "client compares no run ids",
-        CLIENT,
+        (CLIENT,),
         "ours only",
         "AGUI-RUN-IDS",
         "@ag-ui/client compares neither RUN_FINISHED's threadId and runId with RUN_STARTED's nor "
@@ -267,7 +274,7 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
     ),
     KnownDifference(
         "validator not given the request",
-        VALIDATE,
+        (VALIDATE,),
         "ours only",
         "AGUI-RUN-IDS",
         "RUN_STARTED names another thread than the request's threadId; ag-ui-validate is given "
@@ -276,7 +283,7 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
     ),
     KnownDifference(
         "client takes a result for an unknown call",
-        CLIENT,
+        (CLIENT,),
         "ours only",
         "GW-FRAME-SEQUENCE",
         "@ag-ui/client's verify middleware has no rule for TOOL_CALL_RESULT: a result for a tool "
@@ -287,7 +294,7 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
     ),
     KnownDifference(
         "client strips an unknown key",
-        CLIENT,
+        (CLIENT,),
         "oracle only",
         None,
         "@ag-ui/client strips a key its event schema does not define, with a warning, and goes "
@@ -297,8 +304,18 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
         message="Removed unrecognised material",
     ),
     KnownDifference(
+        "not given the connection",
+        (VALIDATE, CLIENT, AI),
+        "ours only",
+        "GW-STREAM-TERMINAL",
+        "the stream's events end with its terminal event, but the connection did not end cleanly "
+        "after it (it broke, or stayed open past the run's bound); the libraries are given the "
+        "events only, not how the connection ended",
+        when=terminated_but_not_clean,
+    ),
+    KnownDifference(
         "client stops at its first error",
-        CLIENT,
+        (CLIENT,),
         "ours only",
         ANY,
         "@ag-ui/client stops the run at its first error and never reads the events after it, so "
@@ -307,7 +324,7 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
     ),
     KnownDifference(
         "ai stops at its first error",
-        AI,
+        (AI,),
         "ours only",
         ANY,
         "the ai package stops at the first chunk its schema or reader rejects (as useChat does) "
@@ -317,7 +334,7 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
     ),
     KnownDifference(
         "ai requires no [DONE]",
-        AI,
+        (AI,),
         "ours only",
         "AISDK-DONE",
         "parseJsonEventStream skips data: [DONE] wherever it stands and requires none: the end "
@@ -326,7 +343,7 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
     ),
     KnownDifference(
         "ai checks nothing at finish",
-        AI,
+        (AI,),
         "ours only",
         "AISDK-PART-ENDED",
         "readUIMessageStream checks nothing at finish: a text part never ended simply stays "
@@ -334,7 +351,7 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
     ),
     KnownDifference(
         "ai is not given the headers",
-        AI,
+        (AI,),
         "ours only",
         "AISDK-STREAM-HEADER",
         "the oracle is given the events, not the response's headers (the ai package sets "
@@ -343,7 +360,7 @@ KNOWN_DIFFERENCES: Final[tuple[KnownDifference, ...]] = (
     ),
     KnownDifference(
         "ai has no end-of-stream check",
-        AI,
+        (AI,),
         "ours only",
         "GW-STREAM-TERMINAL",
         "the ai package takes the end of the body for the end of the stream: with no finish or "

@@ -93,7 +93,7 @@ def mapping_table() -> str:
 def known_differences_table() -> str:
     """Every known difference: which oracle, which side, which requirement, and why."""
     rows = [
-        "| difference | library | who flags it | ours | why |",
+        "| difference | libraries | who flags it | ours | why |",
         "|---|---|---|---|---|",
     ]
     for k in KNOWN_DIFFERENCES:
@@ -101,5 +101,6 @@ def known_differences_table() -> str:
         if k.rules:
             side += f" ({', '.join(sorted(k.rules))})"
         ours = "any" if k.requirement == ANY else (k.requirement or "(none of ours)")
-        rows.append(f"| {k.name} | `{k.oracle}` | {side} | {ours} | {_cell(k.reason)} |")
+        libraries = ", ".join(f"`{name}`" for name in k.libraries)
+        rows.append(f"| {k.name} | {libraries} | {side} | {ours} | {_cell(k.reason)} |")
     return "\n".join(rows)

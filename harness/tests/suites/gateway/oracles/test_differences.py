@@ -109,6 +109,13 @@ CASES: dict[str, Case] = {
             "enforce", kind="warning", message="[ag-ui][enforce] Removed unrecognised material"
         ),
     ),
+    "not given the connection": (
+        stream(STARTED, FINISHED, end="error"),
+        report(CLIENT),
+        "ours only",
+        "GW-STREAM-TERMINAL",
+        None,
+    ),
     "client stops at its first error": (
         VALID,
         report(CLIENT, finding("AGUIError", index=0)),
@@ -150,6 +157,13 @@ def test_every_known_difference_has_its_case() -> None:
 def test_a_known_difference_explains_its_case(name: str) -> None:
     known = explain(*CASES[name])
     assert known is not None and known.name == name
+
+
+@pytest.mark.parametrize("library", [VALIDATE, CLIENT, AI])
+def test_no_library_is_given_the_connection(library: str) -> None:
+    broke = stream(STARTED, FINISHED, '{"type":"finish"}', end="timeout")
+    known = explain(broke, report(library), "ours only", "GW-STREAM-TERMINAL")
+    assert known is not None and known.name == "not given the connection"
 
 
 NOT_EXPLAINED: dict[str, Case] = {
@@ -216,6 +230,13 @@ NOT_EXPLAINED: dict[str, Case] = {
         report(CLIENT),
         "ours only",
         "GW-FRAME-SEQUENCE",
+        None,
+    ),
+    "a connection broken before the terminal event": (
+        stream(STARTED, end="error"),
+        report(VALIDATE),
+        "ours only",
+        "GW-STREAM-TERMINAL",
         None,
     ),
     "another library's difference": (UI_DONE, report(CLIENT), "ours only", "AISDK-DONE", None),
