@@ -285,16 +285,19 @@ AG_UI: list[Requirement] = [
     _wire(
         "AGUI-EVENTS-PAIRED",
         "TEXT_MESSAGE_CONTENT and TEXT_MESSAGE_END name a message that is open (started and "
-        "not ended); TOOL_CALL_ARGS and TOOL_CALL_END a tool call that is open.",
+        "not ended); TOOL_CALL_ARGS and TOOL_CALL_END a tool call that is open; STEP_FINISHED a "
+        "step that is open.",
         "AG-UI 1.0",
-        f"Text messages and tool calls: START, CONTENT/ARGS, END per id ({_VERIFY})",
+        f"Text messages, tool calls and steps: START, CONTENT/ARGS, END per id ({_VERIFY})",
         "ag-ui",
     ),
     _wire(
         "AGUI-NO-REOPEN",
-        "No TEXT_MESSAGE_START or TOOL_CALL_START for an id that is already open.",
+        "No TEXT_MESSAGE_START or TOOL_CALL_START for an id that is already open, and no "
+        "STEP_STARTED for a step that is.",
         "AG-UI 1.0",
-        f"Text messages and tool calls ({_VERIFY}: a second START for an open id is rejected)",
+        f"Text messages, tool calls and steps ({_VERIFY}: a second START for an open id is "
+        "rejected)",
         "ag-ui",
     ),
     _wire(

@@ -3,11 +3,11 @@
 AG-UI (the Agent-User Interaction protocol, 1.0) sends one JSON object per data-only SSE event,
 typed by its ``type`` field (``RUN_STARTED``, ``TEXT_MESSAGE_START`` ...). Its client checks the
 order of what it receives (``@ag-ui/client``'s verify middleware): the run starts with
-``RUN_STARTED``; each text message and tool call goes START, CONTENT/ARGS, END under one id; a
-second START for an id that is open is rejected, and so is ``RUN_FINISHED`` while a message, a
-tool call or a step is open. Those rules are requirements of their own (``AGUI-``, judged on
-every ``ag-ui`` target); how the seed's rules read on this wire is
-:mod:`harness.suites.gateway.profiles.ag_ui`'s business.
+``RUN_STARTED``; each text message and tool call goes START, CONTENT/ARGS, END under one id, and
+each step STEP_STARTED, STEP_FINISHED under one name; a second START for an id (or step) that is
+open is rejected, and so is ``RUN_FINISHED`` while a message, a tool call or a step is open.
+Those rules are requirements of their own (``AGUI-``, judged on every ``ag-ui`` target); how
+the seed's rules read on this wire is :mod:`harness.suites.gateway.profiles.ag_ui`'s business.
 """
 
 from __future__ import annotations
@@ -245,10 +245,16 @@ def _lifecycle(events: Sequence[AgUiEvent]) -> _Lifecycle:
                 paired.append(f"{event.label()} {verb} {what} {ident!r}, which is not open")
             elif kind in CLOSES:
                 del open_ids[key]
-        elif kind == "STEP_STARTED" and isinstance(event.get("stepName"), str):
-            steps[event.get("stepName")] = event
-        elif kind == "STEP_FINISHED" and isinstance(event.get("stepName"), str):
-            steps.pop(event.get("stepName"), None)
+        elif kind == "STEP_STARTED" and isinstance(name := event.get("stepName"), str):
+            if name in steps:
+                reopened.append(
+                    f"{event.label()} starts step {name!r} again while it is open (since "
+                    f"{steps[name].label()})"
+                )
+            steps[name] = event
+        elif kind == "STEP_FINISHED" and isinstance(name := event.get("stepName"), str):
+            if steps.pop(name, None) is None:
+                paired.append(f"{event.label()} finishes step {name!r}, which is not open")
         elif kind == "RUN_FINISHED":
             finishes += 1
             left = [f"{what} {ident!r}" for (what, ident) in open_ids]
@@ -265,15 +271,22 @@ def agui_events_paired_verdicts(obs: GatewayObservation) -> list[Verdict]:
     if (skipped := no_frames(obs, rid)) is not None:
         return skipped
     events = agui_events(obs.frames)
-    if not any(e.type in CONTINUES or e.type in CLOSES for e in events):
-        return [not_applicable(rid, "not judged: no message or tool call content in this stream")]
+    if not any(
+        e.type in CONTINUES or e.type in CLOSES or e.type == "STEP_FINISHED" for e in events
+    ):
+        return [
+            not_applicable(
+                rid, "not judged: no message or tool call content and no step in this stream"
+            )
+        ]
     return [
         from_violations(
             rid,
             _lifecycle(events).paired,
             rule="TEXT_MESSAGE_CONTENT/END name an open message, TOOL_CALL_ARGS/END an open tool "
-            "call (START first, under the same id)",
-            ok="every CONTENT, ARGS and END names an open message or tool call",
+            "call (START first, under the same id), STEP_FINISHED an open step",
+            ok="every CONTENT, ARGS and END names an open message or tool call, every "
+            "STEP_FINISHED an open step",
             observed=agui_sequence(events),
         )
     ]
@@ -284,14 +297,15 @@ def agui_no_reopen_verdicts(obs: GatewayObservation) -> list[Verdict]:
     if (skipped := no_frames(obs, rid)) is not None:
         return skipped
     events = agui_events(obs.frames)
-    if not any(e.type in OPENS for e in events):
-        return [not_applicable(rid, "not judged: no message or tool call was started")]
+    if not any(e.type in OPENS or e.type == "STEP_STARTED" for e in events):
+        return [not_applicable(rid, "not judged: no message, tool call or step was started")]
     return [
         from_violations(
             rid,
             _lifecycle(events).reopened,
-            rule="no TEXT_MESSAGE_START or TOOL_CALL_START for an id that is already open",
-            ok="no message or tool call was started twice while open",
+            rule="no TEXT_MESSAGE_START or TOOL_CALL_START for an id that is already open, no "
+            "STEP_STARTED for a step that is",
+            ok="no message, tool call or step was started twice while open",
             observed=agui_sequence(events),
         )
     ]

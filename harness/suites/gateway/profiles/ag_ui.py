@@ -255,10 +255,11 @@ def _rules() -> dict[str, Rule]:
         "the stream begins with RUN_STARTED", on_wire(agui_run_started_first_verdicts)
     )
     rules["AGUI-EVENTS-PAIRED"] = judged(
-        "CONTENT/ARGS/END only for an open id", on_wire(agui_events_paired_verdicts)
+        "CONTENT/ARGS/END only for an open id, STEP_FINISHED for an open step",
+        on_wire(agui_events_paired_verdicts),
     )
     rules["AGUI-NO-REOPEN"] = judged(
-        "no second START for an open id", on_wire(agui_no_reopen_verdicts)
+        "no second START for an open id or step", on_wire(agui_no_reopen_verdicts)
     )
     rules["AGUI-CLOSED-AT-FINISH"] = judged(
         "nothing open at RUN_FINISHED", on_wire(agui_closed_at_finish_verdicts)

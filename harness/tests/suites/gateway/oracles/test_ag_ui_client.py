@@ -15,7 +15,13 @@ from harness.suites.gateway.oracles.ag_ui_client import (
 )
 from harness.suites.gateway.oracles.node_script import require_installed
 from harness.tests.conftest import require_oracle
-from harness.tests.suites.gateway.oracles.streams import AG_UI, CLIENT, found, payloads
+from harness.tests.suites.gateway.oracles.streams import (
+    AG_UI,
+    CLIENT,
+    found,
+    oracle_report,
+    payloads,
+)
 
 ANSWER = "Order 1042 shipped on 30 September and is due Monday."
 
@@ -27,7 +33,7 @@ def _installed() -> None:
 
 @pytest.mark.parametrize("name", list(AG_UI))
 def test_findings_are_the_recorded_ones(name: str) -> None:
-    report = run_ag_ui_client(payloads("ag-ui", name))
+    report = oracle_report(CLIENT, "ag-ui", name)
     assert found(report) == AG_UI[name][CLIENT], report.findings
     assert report.events == len(payloads("ag-ui", name))
 

@@ -8,7 +8,13 @@ import pytest
 
 from harness.suites.gateway.oracles.ag_ui_validate import installed_version, validate_ag_ui
 from harness.tests.conftest import require_oracle
-from harness.tests.suites.gateway.oracles.streams import AG_UI, VALIDATE, found, payloads
+from harness.tests.suites.gateway.oracles.streams import (
+    AG_UI,
+    VALIDATE,
+    found,
+    oracle_report,
+    payloads,
+)
 
 TRANSPORT_RULES = {"AGUI501", "AGUI505", "AGUI506", "AGUI507", "AGUI508"}
 
@@ -20,7 +26,7 @@ def _installed() -> None:
 
 @pytest.mark.parametrize("name", list(AG_UI))
 def test_findings_are_the_recorded_ones(name: str) -> None:
-    report = validate_ag_ui(payloads("ag-ui", name))
+    report = oracle_report(VALIDATE, "ag-ui", name)
     assert found(report) == AG_UI[name][VALIDATE], report.findings
 
 

@@ -10,7 +10,7 @@ import pytest
 from harness.suites.gateway.oracles.ai_sdk import PACKAGE, ReportedError, read_ai_sdk_stream
 from harness.suites.gateway.oracles.node_script import require_installed
 from harness.tests.conftest import require_oracle
-from harness.tests.suites.gateway.oracles.streams import AI, AI_SDK, found, payloads
+from harness.tests.suites.gateway.oracles.streams import AI, AI_SDK, found, oracle_report, payloads
 
 ANSWER = "Order 1042 shipped on 30 September and is due Monday."
 
@@ -22,7 +22,7 @@ def _installed() -> None:
 
 @pytest.mark.parametrize("name", list(AI_SDK))
 def test_findings_are_the_recorded_ones(name: str) -> None:
-    report = read_ai_sdk_stream(payloads("ai-sdk", name))
+    report = oracle_report(AI, "ai-sdk", name)
     assert found(report) == AI_SDK[name][AI], report.findings
     assert report.events == len(payloads("ai-sdk", name))
 

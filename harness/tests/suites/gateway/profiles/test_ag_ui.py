@@ -22,6 +22,9 @@ from harness.tests.suites.gateway.profiles.wires import (
 )
 from harness.verdicts import Outcome, Verdict
 
+STEP_STARTED = ag("STEP_STARTED", stepName="answer")
+STEP_FINISHED = ag("STEP_FINISHED", stepName="answer")
+
 
 def outcomes(verdicts: list[Verdict]) -> dict[str, Outcome]:
     return {v.requirement: v.outcome for v in verdicts}
@@ -171,6 +174,25 @@ def test_every_rule_of_the_profile_gives_a_verdict_once() -> None:
             {"GW-STREAM-TERMINAL"},
             id="no-run-finished",
         ),
+        pytest.param(  # both libraries reject it (ag-ui-validate AGUI006, @ag-ui/client verify)
+            (STARTED, *agui_tool_call(), agui_result(), *agui_answer(), STEP_FINISHED, FINISHED),
+            {"AGUI-EVENTS-PAIRED"},
+            id="step-finished-never-started",
+        ),
+        pytest.param(  # @ag-ui/client's verify rejects it
+            (
+                STARTED,
+                STEP_STARTED,
+                STEP_STARTED,
+                *agui_tool_call(),
+                agui_result(),
+                *agui_answer(),
+                STEP_FINISHED,
+                FINISHED,
+            ),
+            {"AGUI-NO-REOPEN"},
+            id="step-started-twice",
+        ),
     ],
 )
 def test_each_defect_fails_its_own_rule(
@@ -181,6 +203,22 @@ def test_each_defect_fails_its_own_rule(
     assert requirement_failures == broken, [
         v.render() for v in verdicts if v.outcome is Outcome.FAIL
     ]
+
+
+def test_a_step_started_and_finished_around_the_run_is_paired() -> None:
+    stream = (
+        STARTED,
+        STEP_STARTED,
+        *agui_tool_call(),
+        agui_result(),
+        *agui_answer(),
+        STEP_FINISHED,
+        FINISHED,
+    )
+    verdicts = check_gateway(agui_worked_example(*stream))
+    assert not failed(verdicts)
+    judged = outcomes(verdicts)
+    assert judged["AGUI-EVENTS-PAIRED"] is judged["AGUI-NO-REOPEN"] is Outcome.PASS
 
 
 def test_a_forwarded_tool_result_says_ag_ui_does_it_by_design() -> None:
