@@ -144,6 +144,14 @@ def _parser() -> argparse.ArgumentParser:
     mutants = sub.add_parser(
         "mutants", help="run the suite against every seeded defect and print the matrix"
     )
+    mutants.add_argument(
+        "--suite",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="only this reference and its mutants (gateway, gateway-ag-ui, gateway-ai-sdk-ui, "
+        "gateway-ag-ui-detach, a2a-client); repeatable",
+    )
     mutants.add_argument("--only", metavar="NAME", action="append", default=[])
     mutants.add_argument("--jobs", metavar="N", type=int, default=2)
     mutants.add_argument("--time-scale", metavar="F", type=float, default=None)
@@ -949,6 +957,16 @@ def _mutants(args: argparse.Namespace) -> int:
     from harness.mutants import default_suites, run_matrix
 
     suites = default_suites()
+    names = [suite.name for suite in suites]
+    strange = [name for name in args.suite if name not in names]
+    if strange:
+        print(
+            f"--suite {', '.join(strange)}: unknown; choose from {', '.join(names)}",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    if args.suite:
+        suites = [suite for suite in suites if suite.name in args.suite]
     known = {bug for suite in suites for bug in suite.intended}
     unknown = [name for name in args.only if name not in known]
     if unknown:

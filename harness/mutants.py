@@ -208,7 +208,8 @@ def run_matrix(
 
 
 def default_suites() -> list[Suite]:
-    """Every registered suite with its bundled scenarios, its reference and its mutants."""
+    """Every registered suite's bundled references (its default one, then the others, such as
+    the gateway on each wire), each with the kind's bundled scenarios and its mutants."""
     from harness.bundled import bundled_scenarios
     from harness.suites import kinds, suite
 
@@ -219,14 +220,8 @@ def default_suites() -> list[Suite]:
     for kind in kinds():
         described = suite(kind)
         folder = str(bundled / described.SCENARIO_FOLDER)
-        concurrent: Mapping[str, int] = getattr(described, "CONCURRENT", {})
-        out.append(
-            Suite(
-                kind,
-                (folder,),
-                str(described.DEFAULT_TARGET),
-                dict(described.INTENDED),
-                dict(concurrent),
-            )
-        )
+        out += [
+            Suite(ref.name, (folder,), str(ref.target), dict(ref.intended), dict(ref.concurrent))
+            for ref in described.references()
+        ]
     return out

@@ -8,6 +8,7 @@ matrix and the reports use nothing else of a suite.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -17,7 +18,23 @@ if TYPE_CHECKING:
     from harness.timeline import Timeline
     from harness.verdicts import Verdict
 
-__all__ = ["Environment", "Suite"]
+__all__ = ["Environment", "Reference", "Suite"]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One bundled reference of a suite and the mutants proven against it (the mutant matrix
+    runs the suite's scenarios against it, and against each mutant)."""
+
+    name: str
+    """The matrix's name for it: the suite's kind, plus what sets it apart from the default
+    reference (a wire, a policy), e.g. ``gateway-ag-ui``."""
+    target: Path
+    """Its target file."""
+    intended: Mapping[str, str]
+    """Mutant name -> the requirement that must catch it."""
+    concurrent: Mapping[str, int] = field(default_factory=dict)
+    """Mutant name -> the sessions at once (``--concurrency``) its run needs."""
 
 
 class Environment(Protocol):
@@ -58,6 +75,11 @@ class Suite(Protocol):
     DEFAULT_TARGET: Path
 
     def load_target(self, path: str | Path | None) -> Any: ...
+
+    def references(self) -> tuple[Reference, ...]:
+        """Every bundled reference with its mutants, the default one (``DEFAULT_TARGET``,
+        ``INTENDED``) first, named after the kind."""
+        ...
 
     def environment(
         self,

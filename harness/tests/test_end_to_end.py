@@ -13,7 +13,15 @@ from pathlib import Path
 import pytest
 
 from harness.suites import REGISTRY
-from harness.suites.gateway.reference.mutants import BUGS, CONCURRENT, INTENDED
+from harness.suites.gateway.reference.mutants import (
+    BUGS,
+    CONCURRENT,
+    INTENDED,
+    WIRE_BUGS,
+    WIRE_INTENDED,
+)
+from harness.suites.gateway.suite import WIRE_REFERENCES
+from harness.suites.gateway.target import load_target
 from harness.suites.loading import load_scenarios
 from harness.tests.conftest import require_module
 from harness.verdicts import Level
@@ -126,6 +134,82 @@ def test_every_mutant_fails_with_its_requirement_id(bug: str, tmp_path: Path) ->
     report = json.loads((tmp_path / "results.json").read_text())
     if bug not in CONCURRENT:
         assert sorted(s["id"] for s in report["scenarios"]) == sorted(ids)  # exactly those ran
+    caught = report["requirements"][requirement.id]
+    assert caught["fail"] + caught["non-strict"] >= 1, caught
+
+
+# A wire's own rule (AGUI-..., AISDK-...) is judged on every scenario run against a target of
+# that profile, so no scenario declares it: the plainest streamed answer shows each of them.
+PLAIN = "gateway/plain-streamed-answer"
+
+
+def wire_reference(bug: str) -> Path:
+    """The one target file of the reference gateway whose ``bugs`` list ``bug``: its wire's
+    (for the detach policy's mutant, the detach reference's)."""
+    owners = [file for file in WIRE_REFERENCES.values() if bug in load_target(file).bugs]
+    assert len(owners) == 1, (bug, owners)
+    return owners[0]
+
+
+def wire_scenarios(bug: str) -> tuple[list[str], list[str]]:
+    """The bundled scenarios that can show wire mutant ``bug``'s rule: those that declare it,
+    or :data:`PLAIN` for a rule of the wire itself."""
+    requirement = REGISTRY[WIRE_INTENDED[bug]]
+    if requirement.everywhere() is not None:
+        return [str(GATEWAY_SCENARIOS / "plain_streamed_answer.yaml")], [PLAIN]
+    return scenarios_showing(bug, requirement.id)
+
+
+@pytest.mark.parametrize("reference", sorted(WIRE_REFERENCES))
+def test_each_wire_reference_passes_what_its_mutants_run(reference: str, tmp_path: Path) -> None:
+    """The AG-UI, AI SDK and detach references pass every scenario their mutants' tests below
+    run, under --strict: a failure there is the mutant's. (``streamproof mutants`` runs each
+    of them against the whole suite.)"""
+    target = WIRE_REFERENCES[reference]
+    files: set[str] = set()
+    ids: set[str] = set()
+    for bug in WIRE_BUGS:
+        if wire_reference(bug) == target:
+            chosen = wire_scenarios(bug)
+            files.update(chosen[0])
+            ids.update(chosen[1])
+    selection = [*sorted(files), "-k", " or ".join(sorted(ids))]
+    run = streamproof(
+        "run", *selection, "--target", str(target), "--strict", "--report-dir", str(tmp_path), "-q"
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    report = json.loads((tmp_path / "results.json").read_text())
+    assert sorted(s["id"] for s in report["scenarios"]) == sorted(ids)
+    assert report["summary"]["passed"] == len(ids)
+
+
+@pytest.mark.parametrize("bug", sorted(WIRE_BUGS))
+def test_every_wire_mutant_fails_with_its_requirement_id(bug: str, tmp_path: Path) -> None:
+    """Each mutant of the AG-UI and AI SDK references (and of the detach policy) fails the run
+    against its own target file under the requirement meant for it, on the scenarios that can
+    show that rule (:func:`wire_scenarios`), as the typed-frames mutants do above."""
+    requirement = REGISTRY[WIRE_INTENDED[bug]]
+    files, ids = wire_scenarios(bug)
+    assert ids, f"no bundled gateway scenario declares {requirement.id}"
+    strict = ["--strict"] if requirement.level is Level.SHOULD else []
+    run = streamproof(
+        "run",
+        *files,
+        "-k",
+        " or ".join(ids),
+        "--target",
+        str(wire_reference(bug)),
+        "--bug",
+        bug,
+        "--report-dir",
+        str(tmp_path),
+        "-q",
+        *strict,
+    )
+    assert run.returncode == 1, run.stdout[-4000:] + run.stderr[-2000:]
+    assert f"[{requirement.id} {requirement.level.value}]" in run.stdout
+    report = json.loads((tmp_path / "results.json").read_text())
+    assert sorted(s["id"] for s in report["scenarios"]) == sorted(ids)  # exactly those ran
     caught = report["requirements"][requirement.id]
     assert caught["fail"] + caught["non-strict"] >= 1, caught
 

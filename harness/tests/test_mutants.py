@@ -298,13 +298,43 @@ def test_default_suites_are_every_kind_with_its_scenarios_reference_and_mutants(
     from harness.suites import kinds, suite
 
     suites = default_suites()
-    assert [s.name for s in suites] == list(kinds())
+    by_name = {s.name: s for s in suites}
+    assert len(by_name) == len(suites)  # each run's report directory is the suite's own
+    for kind in kinds():  # the kind's default reference is the suite named after it
+        described = suite(kind)
+        default = by_name[kind]
+        assert default.intended == dict(described.INTENDED) and default.intended
+        assert default.target == str(described.DEFAULT_TARGET)
     for s in suites:
-        described = suite(s.name)
-        assert s.intended == dict(described.INTENDED) and s.intended
+        assert s.intended
         assert len(s.paths) == 1 and Path(s.paths[0]).is_dir()
         assert list(Path(s.paths[0]).glob("*.yaml"))
         assert s.target is not None and Path(s.target).is_file()
+
+
+def test_the_gateway_on_each_wire_is_a_suite_with_its_target_files_mutants() -> None:
+    from harness.suites.gateway.reference.mutants import (
+        CONCURRENT,
+        EVERY_WIRE,
+        WIRE_BUGS,
+        WIRE_INTENDED,
+    )
+    from harness.suites.gateway.target import load_target
+
+    suites = {s.name: s for s in default_suites()}
+    wires = {"gateway-ag-ui": "agui-", "gateway-ai-sdk-ui": "aisdk-"}
+    for name, prefix in wires.items():
+        s = suites[name]
+        assert s.paths == suites["gateway"].paths  # the same bundled scenarios
+        assert list(s.intended) == list(load_target(s.target).bugs)
+        own = {b for b in WIRE_BUGS if b.startswith(prefix)}
+        assert set(s.intended) == own | EVERY_WIRE
+        assert all(s.intended[b] == WIRE_INTENDED[b] for b in own)
+        assert s.concurrent == {b: k for b, k in CONCURRENT.items() if b in EVERY_WIRE}
+    detach = suites["gateway-ag-ui-detach"]
+    assert detach.intended == {"detach-persist-twice": "GW-DETACH-PERSIST-ONCE"}
+    # every wire mutant is proven in the matrix, on a suite that names its wire
+    assert set(WIRE_BUGS) <= {b for n in (*wires, detach.name) for b in suites[n].intended}
 
 
 # --- the command ---------------------------------------------------------------------------------
@@ -320,7 +350,34 @@ def test_the_command_refuses_unknown_mutants_and_zero_jobs(
     assert "--only no-such-bug: unknown; choose from" in err and "no-auth" not in err.split()[0]
     assert cli.main(["mutants", "--jobs", "0", "--report-dir", reports]) == 2
     assert "--jobs must be at least 1" in capsys.readouterr().err
+    assert cli.main(["mutants", "--suite", "gateway-json", "--report-dir", reports]) == 2
+    err = capsys.readouterr().err
+    assert "--suite gateway-json: unknown; choose from gateway, gateway-ag-ui," in err
+    # --only names a mutant of the chosen suites
+    argv = ["mutants", "--suite", "gateway-ai-sdk-ui", "--only", "agui-start-twice"]
+    assert cli.main([*argv, "--report-dir", reports]) == 2
+    assert "--only agui-start-twice: unknown" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()  # refused before anything ran
+
+
+def test_suite_runs_only_the_named_references_and_their_mutants(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rec = Recorder()
+    monkeypatch.setattr(mutants, "_run_one", rec)
+    argv = ["mutants", "--suite", "gateway-ag-ui-detach", "--suite", "gateway-ai-sdk-ui"]
+    assert cli.main([*argv, "--report-dir", str(tmp_path)]) == 0
+    suites = {s.name: s for s in default_suites()}
+    planned = [
+        (name, bug)
+        for name in ("gateway-ai-sdk-ui", "gateway-ag-ui-detach")  # in the matrix's order
+        for bug in (None, *suites[name].intended)
+    ]
+    ran = [(name, bug) for name, bug, _ in rec.calls]  # in the order the pool took them
+    assert sorted(ran, key=planned.index) == planned  # each once
+    written = json.loads((tmp_path / "mutants.json").read_text())
+    assert [(r["suite"], r["bug"]) for r in written["runs"]] == planned
+    assert "(gateway-ai-sdk-ui reference)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(("failed", "code"), [(True, 0), (False, 1)])

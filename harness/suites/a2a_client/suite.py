@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.suite_interface import Reference
 from harness.suites.a2a_client.reference.mutants import BUGS, CONCURRENT, INTENDED
 from harness.suites.a2a_client.scenario import A2AClientScenario
 from harness.suites.a2a_client.target import DEFAULT_CLIENT_TARGET as DEFAULT_TARGET
@@ -30,6 +31,7 @@ __all__ = [
     "TARGET_MODEL",
     "environment",
     "load_target",
+    "references",
     "render_failure",
     "summarize_observation",
     "timeline",
@@ -41,6 +43,11 @@ SCENARIO_FOLDER = "a2a_client"
 SCENARIO_MODEL = A2AClientScenario
 TARGET_MODEL = ClientTarget
 """What a target file of this kind holds."""
+
+
+def references() -> tuple[Reference, ...]:
+    """The reference client and its mutants (it has one wire set and one policy)."""
+    return (Reference(KIND, DEFAULT_TARGET, dict(INTENDED), dict(CONCURRENT)),)
 
 
 def environment(

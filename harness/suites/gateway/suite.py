@@ -3,10 +3,12 @@ target contract, reference and mutants, how to start its environment, and how a 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-from harness.suites.gateway.reference.mutants import BUGS, CONCURRENT, INTENDED
+from harness.suite_interface import Reference
+from harness.suites.gateway.reference.mutants import BUGS, CATALOG, CONCURRENT, INTENDED
 from harness.suites.gateway.scenario import GatewayScenario
 from harness.suites.gateway.target import DEFAULT_TARGET, GatewayTarget, load_target
 from harness.suites.gateway.timeline import timeline
@@ -25,8 +27,10 @@ __all__ = [
     "SCENARIO_FOLDER",
     "SCENARIO_MODEL",
     "TARGET_MODEL",
+    "WIRE_REFERENCES",
     "environment",
     "load_target",
+    "references",
     "render_failure",
     "summarize_observation",
     "timeline",
@@ -38,6 +42,26 @@ SCENARIO_FOLDER = "gateway"
 SCENARIO_MODEL = GatewayScenario
 TARGET_MODEL = GatewayTarget
 """What a target file of this kind holds."""
+
+WIRE_REFERENCES: Final[Mapping[str, Path]] = {
+    "gateway-ag-ui": DEFAULT_TARGET.with_name("reference-ag-ui.yaml"),
+    "gateway-ai-sdk-ui": DEFAULT_TARGET.with_name("reference-ai-sdk-ui.yaml"),
+    "gateway-ag-ui-detach": DEFAULT_TARGET.with_name("reference-ag-ui-detach.yaml"),
+}
+"""The reference gateway on its other wires and under the detach policy: the mutant matrix's
+name for each -> its target file, whose ``bugs`` are the mutants proven against it."""
+
+
+def references() -> tuple[Reference, ...]:
+    """The typed-frames reference with :data:`INTENDED`, then each of :data:`WIRE_REFERENCES`
+    with the mutants its target file lists (its wire's own and those of every wire)."""
+    out = [Reference(KIND, DEFAULT_TARGET, dict(INTENDED), dict(CONCURRENT))]
+    for name, file in WIRE_REFERENCES.items():
+        bugs = load_target(file).bugs
+        intended = {bug: CATALOG.intended[bug] for bug in bugs}
+        concurrent = {bug: CONCURRENT[bug] for bug in bugs if bug in CONCURRENT}
+        out.append(Reference(name, file, intended, concurrent))
+    return tuple(out)
 
 
 def environment(

@@ -91,6 +91,8 @@ class AgUiMapper:
         """A terminal event (RUN_FINISHED or RUN_ERROR) was produced."""
 
     def started(self) -> list[AgUiEvent]:
+        if self._bug == "agui-no-run-started":
+            return []  # mutant: the run is never opened
         return [
             {
                 "type": "RUN_STARTED",
@@ -139,13 +141,16 @@ class AgUiMapper:
         return out
 
     def _stream_text(self, author: str, text: str) -> list[AgUiEvent]:
-        out = []
         message_id = self._open.get(author)
-        if message_id is None:
-            message_id = self._open[author] = self._make_id()
-            out.append(self._start(message_id, author))
-        out.append(_content(message_id, text))
-        return out
+        if message_id is not None:
+            return [_content(message_id, text)]
+        message_id = self._open[author] = self._make_id()
+        opened = [self._start(message_id, author), _content(message_id, text)]
+        if self._bug == "agui-content-before-start":
+            opened.reverse()  # mutant: the content comes before its message is started
+        if self._bug == "agui-start-twice":
+            opened.insert(1, self._start(message_id, author))  # mutant: started again, open
+        return opened
 
     def _settle_text(self, author: str, text: str) -> tuple[str, list[AgUiEvent]]:
         """The aggregate's text: close the message its partials streamed (its text was sent),
@@ -192,7 +197,10 @@ class AgUiMapper:
 
     def finished(self) -> list[AgUiEvent]:
         self.ended = True
-        return [{"type": "RUN_FINISHED", "threadId": self.thread_id, "runId": self.run_id}]
+        run_id = self.run_id
+        if self._bug == "agui-run-id-changes":
+            run_id = self._make_id()  # mutant: not the run RUN_STARTED opened
+        return [{"type": "RUN_FINISHED", "threadId": self.thread_id, "runId": run_id}]
 
     def failed(self, code: str | None, message: str = RUN_FAILED_MESSAGE) -> list[AgUiEvent]:
         if self._bug == "agui-finished-on-error":

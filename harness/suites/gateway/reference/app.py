@@ -163,7 +163,7 @@ class Gateway:
             "Cache-Control": "no-cache",
             "X-Accel-Buffering": "no",
         }
-        if self.settings.wire == "ai-sdk-ui":
+        if self.settings.wire == "ai-sdk-ui" and self.bug != "aisdk-no-stream-header":
             headers.update(ai_sdk.HEADERS)
         return headers
 

@@ -179,6 +179,22 @@ WIRE_BUGS: Final[Mapping[str, str]] = {
         "TOOL_CALL_RESULT carries the raw function response instead of a summary (seed: "
         "'Leaking tool payloads')"
     ),
+    "agui-no-run-started": (
+        "the stream never opens with RUN_STARTED: it begins with the run's first message or tool "
+        "call (AG-UI: a run begins with RUN_STARTED; @ag-ui/client rejects anything else first)"
+    ),
+    "agui-content-before-start": (
+        "a streamed message's first TEXT_MESSAGE_CONTENT is sent before its TEXT_MESSAGE_START "
+        "(AG-UI: CONTENT only for an open message)"
+    ),
+    "agui-start-twice": (
+        "a streamed message's TEXT_MESSAGE_START is sent twice, the second while the message "
+        "is open (AG-UI: no second START for an open id)"
+    ),
+    "agui-run-id-changes": (
+        "RUN_FINISHED names a run id of the gateway's own making, not the runId its RUN_STARTED "
+        "echoed from the request (AG-UI: a run's ids are stable)"
+    ),
     "aisdk-tool-call-from-partial": (
         "tool-input-start and tool-input-available are also sent for a function call seen in "
         "a partial event (seed: 'Acting on partial function calls')"
@@ -202,6 +218,10 @@ WIRE_BUGS: Final[Mapping[str, str]] = {
         "a text part's first text-delta is sent before its text-start (useChat throws "
         "'Received text-delta for missing text part')"
     ),
+    "aisdk-no-stream-header": (
+        "the chat response lacks the x-vercel-ai-ui-message-stream: v1 header (the UI message "
+        "stream's announcement of its protocol)"
+    ),
     "detach-persist-twice": (
         "under on_disconnect: detach, the answer of a run whose browser went away is stored "
         "twice: the 'ghost' answer of ag-ui discussion #733, persisted once more by the gateway"
@@ -217,19 +237,26 @@ needs its own target file (``reference-ag-ui.yaml``, ``reference-ai-sdk-ui.yaml`
 WIRE_INTENDED: Final[Mapping[str, str]] = {
     "agui-tool-call-from-partial": "GW-TOOL-CALL-FROM-AGGREGATE",
     "agui-resend-text": "GW-NO-DOUBLE-RENDER",
-    "agui-open-at-finish": "GW-STREAM-TERMINAL",
+    "agui-open-at-finish": "AGUI-CLOSED-AT-FINISH",
     "agui-finished-on-error": "GW-ERROR-FRAME",
     "agui-leak-tool-result": "GW-NO-TOOL-LEAK",
+    "agui-no-run-started": "AGUI-RUN-STARTED-FIRST",
+    "agui-content-before-start": "AGUI-EVENTS-PAIRED",
+    "agui-start-twice": "AGUI-NO-REOPEN",
+    "agui-run-id-changes": "AGUI-RUN-IDS",
     "aisdk-tool-call-from-partial": "GW-TOOL-CALL-FROM-AGGREGATE",
     "aisdk-resend-text": "GW-NO-DOUBLE-RENDER",
-    "aisdk-open-at-finish": "GW-STREAM-TERMINAL",
+    "aisdk-open-at-finish": "AISDK-PART-ENDED",
     "aisdk-finish-on-error": "GW-ERROR-FRAME",
     "aisdk-no-done": "AISDK-DONE",
     "aisdk-delta-before-start": "AISDK-PART-STARTED",
+    "aisdk-no-stream-header": "AISDK-STREAM-HEADER",
     "detach-persist-twice": "GW-DETACH-PERSIST-ONCE",
 }
-"""Wire mutant -> the requirement meant to catch it. The ``AISDK-`` and ``GW-DETACH-`` ids are
-provisional: the profiles that judge these wires name their own requirements."""
+"""Wire mutant -> the requirement meant to catch it. A message or text part left open at the
+run's end is the protocol's own rule (AGUI-CLOSED-AT-FINISH, AISDK-PART-ENDED): the seed view
+settles it there, so the seed's GW-STREAM-TERMINAL does not report it a second time (the
+profiles' docstrings, ``profiles/ag_ui.py`` and ``profiles/ai_sdk_ui.py``)."""
 
 
 EVERY_WIRE: Final[frozenset[str]] = frozenset(

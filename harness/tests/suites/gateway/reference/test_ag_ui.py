@@ -240,6 +240,31 @@ def test_mutant_agui_leak_tool_result() -> None:
     assert json.loads(out[0]["content"]) == {"status": "shipped", "secret": MARKER}
 
 
+def test_mutant_agui_no_run_started() -> None:
+    out = run(worked_example(), "agui-no-run-started")
+    assert types_of(out)[0] == "TOOL_CALL_START" and "RUN_STARTED" not in types_of(out)
+    assert out[-1] == FINISHED
+
+
+def test_mutant_agui_content_before_start() -> None:
+    out = run(worked_example(), "agui-content-before-start")
+    assert out[5:7] == [content(ANSWER[0]), START]
+    assert out[7:] == [*(content(chunk) for chunk in ANSWER[1:]), END, FINISHED]
+
+
+def test_mutant_agui_start_twice() -> None:
+    out = run(worked_example(), "agui-start-twice")
+    assert out[5:8] == [START, START, content(ANSWER[0])]
+    assert types_of(out).count("TEXT_MESSAGE_START") == 2  # once more per message, no more
+
+
+def test_mutant_agui_run_id_changes() -> None:
+    out = run(worked_example(), "agui-run-id-changes")
+    assert out[0] == STARTED
+    assert out[-1]["type"] == "RUN_FINISHED" and out[-1]["threadId"] == "t1"
+    assert out[-1]["runId"] not in ("r1", "")
+
+
 def test_mutant_swallow_error_event() -> None:
     m = mapper("swallow-error-event")
     m.event(event(text("shipped on"), partial=True))

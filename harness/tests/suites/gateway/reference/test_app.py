@@ -141,3 +141,7 @@ def test_the_response_headers_of_each_wire() -> None:
     assert "x-vercel-ai-ui-message-stream" not in gateway(Runner([]), "ag-ui")._response_headers()
     mutant = gateway(Runner([]), "ag-ui", bug="json-not-sse")._response_headers()
     assert mutant["Content-Type"] == "application/json"
+    unannounced = gateway(Runner([]), "ai-sdk-ui", bug="aisdk-no-stream-header")
+    assert unannounced._response_headers() == {
+        key: value for key, value in ai_sdk.items() if key != "x-vercel-ai-ui-message-stream"
+    }
