@@ -44,7 +44,7 @@ class Requirement(BaseModel):
         if self.concurrent:
             return "every scenario run with --concurrency K"
         if self.profile is not None:
-            return f"every scenario run against a {self.profile} target"
+            return f"every scenario run against a target of profile {self.profile}"
         return None
 
 

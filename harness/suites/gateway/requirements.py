@@ -346,7 +346,8 @@ AI_SDK_UI: list[Requirement] = [
     ),
     _wire(
         "AISDK-DONE",
-        "The stream ends with data: [DONE], and nothing follows it.",
+        "Once the message ends (finish or error), data: [DONE] ends the stream, and nothing "
+        "follows it.",
         "AI SDK UI stream v1",
         f"{_UI_STREAM}: the stream's end marker",
         "ai-sdk-ui",

@@ -280,12 +280,18 @@ def aisdk_done_verdicts(obs: GatewayObservation) -> list[Verdict]:
     if obs.response.end == "client-closed":
         return [left_early(obs, rid)]
     chunks = ui_chunks(obs.frames)
-    problems: list[str] = []
     done = next((c for c in chunks if c.done), None)
-    if obs.response.end != "clean":
-        problems.append(f"the stream did not end cleanly ({obs.response.end})")
-    elif done is None:
-        problems.append("the stream ended without data: [DONE]")
+    if done is None and not any(c.type in ("finish", "error") for c in chunks):
+        return [
+            not_applicable(
+                rid,
+                "not judged: the stream never ended its message (no finish or error chunk: "
+                "GW-STREAM-TERMINAL judges that)",
+            )
+        ]
+    problems: list[str] = []
+    if done is None:
+        problems.append("the message ended (finish or error) but no data: [DONE] followed")
     if done is not None:
         after = [c for c in chunks if c.frame.index > done.frame.index]
         if after:
@@ -294,7 +300,8 @@ def aisdk_done_verdicts(obs: GatewayObservation) -> list[Verdict]:
         from_violations(
             rid,
             problems,
-            rule="the stream ends with data: [DONE], and nothing follows it",
+            rule="once the message ends (finish or error), data: [DONE] ends the stream, and "
+            "nothing follows it",
             ok="the stream ends with data: [DONE]",
             observed=ui_sequence(chunks),
         )

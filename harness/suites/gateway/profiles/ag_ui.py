@@ -11,10 +11,12 @@ whose text is everything its CONTENT events said (AG-UI has no separate aggregat
 message is what the user keeps); the ``TOOL_CALL_START``\\ s of one block of tool calls are one
 ``tool_call`` naming them (one aggregated function-call event); the ``TOOL_CALL_RESULT``\\ s after
 it one ``tool_result``; ``RUN_ERROR`` is ``error`` and ``RUN_FINISHED`` is ``done``. A message
-still open at ``RUN_FINISHED`` is settled there (AGUI-CLOSED-AT-FINISH reports the protocol
-breach once); whatever follows ``RUN_ERROR`` is not one of the seed's frames (the protocol ends
-the run there). AG-UI messages name no author unless ``TEXT_MESSAGE_START`` carries ``name``:
-without it the seed view's author is unknown (``null``), and the checks take any agent.
+still open at ``RUN_FINISHED`` is settled where it stopped, after its last content
+(AGUI-CLOSED-AT-FINISH reports the protocol breach once), and a START for a message already
+open keeps its text (AGUI-NO-REOPEN reports it); whatever follows ``RUN_ERROR`` is not one of
+the seed's frames (the protocol ends the run there). AG-UI messages name no author unless
+``TEXT_MESSAGE_START`` carries ``name``: without it the seed view's author is unknown
+(``null``), and the checks take any agent.
 
 What differs from the seed's own wire, said in the verdicts: AG-UI has no ``final`` flag and no
 SSE ids; ``TOOL_CALL_RESULT`` carries the tool's answer by design, which the seed forbids
@@ -98,8 +100,27 @@ class _Open:
     text: str = ""
 
 
+def _left_open(frames: Sequence[Frame]) -> dict[str, int]:
+    """Each message still open at the stream's first ``RUN_FINISHED``, with the index of the
+    last frame that added to it: the seed view settles it there, where it stopped, so a message
+    the gateway forgot to end is one answer in its place, not one glued to what came after."""
+    last: dict[str, int] = {}
+    for event in agui_events(frames):
+        ident = event.get("messageId")
+        if event.type == "TEXT_MESSAGE_CONTENT" and isinstance(ident, str):
+            last[ident] = event.frame.index
+        elif event.type == "TEXT_MESSAGE_END" and isinstance(ident, str):
+            last.pop(ident, None)
+        elif event.type == "RUN_FINISHED":
+            return last
+        elif event.type == "RUN_ERROR":
+            return {}
+    return {}
+
+
 def agui_seed_frames(frames: Sequence[Frame], read_as: ReadAs = STREAMING) -> tuple[Frame, ...]:
     """The AG-UI stream read as the seed's typed frames (the module docstring says how)."""
+    left_open = _left_open(frames)
     out: list[Frame] = []
     messages: dict[str, _Open] = {}
     chunked: str | None = None  # the message TEXT_MESSAGE_CHUNK events are filling
@@ -129,8 +150,11 @@ def agui_seed_frames(frames: Sequence[Frame], read_as: ReadAs = STREAMING) -> tu
             result_group = None
         ident = event.get("messageId")
         if kind == "TEXT_MESSAGE_START" and isinstance(ident, str):
-            name = event.get("name")
-            messages[ident] = _Open(name if isinstance(name, str) else None)
+            name = event.get("name") if isinstance(event.get("name"), str) else None
+            if ident in messages:  # started again (AGUI-NO-REOPEN's): the text goes on
+                messages[ident].author = name or messages[ident].author
+            else:
+                messages[ident] = _Open(name)
         elif kind in ("TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK"):
             if kind == "TEXT_MESSAGE_CHUNK":
                 if isinstance(ident, str) and ident != chunked:
@@ -149,6 +173,8 @@ def agui_seed_frames(frames: Sequence[Frame], read_as: ReadAs = STREAMING) -> tu
                     out.append(seed_frame(frame, "delta", said, kind))
         elif kind == "TEXT_MESSAGE_END" and isinstance(ident, str):
             settle(frame, ident, kind)
+        if isinstance(ident, str) and left_open.get(ident) == frame.index:
+            settle(frame, ident, f"{kind} (the last of a message never ended)")
         elif kind in ("TOOL_CALL_START", "TOOL_CALL_CHUNK"):
             name = event.get("toolCallName")
             if not isinstance(name, str):
@@ -172,8 +198,6 @@ def agui_seed_frames(frames: Sequence[Frame], read_as: ReadAs = STREAMING) -> tu
             out.append(seed_frame(frame, "error", payload, kind))
             errored = True
         elif kind == "RUN_FINISHED":
-            for left in list(messages):
-                settle(frame, left, "RUN_FINISHED (settling a message left open)")
             out.append(seed_frame(frame, "done", {}, kind))
     return tuple(out)
 

@@ -12,7 +12,8 @@ said (in a NONE-mode turn the part is the seed's lone ``message``, no delta); th
 chunks of one block of tool calls are one ``tool_call`` naming them (a
 ``tool-input-start``, or ``tool-input-available`` for a call with no start); the tool outputs
 after it one ``tool_result``; ``error`` is ``error`` and ``finish`` is ``done``. A text part still
-open at ``finish`` is settled there (AISDK-PART-ENDED reports it once), and ``data: [DONE]`` ends
+open at ``finish`` is settled where it stopped, after its last delta (AISDK-PART-ENDED reports
+it once), and ``data: [DONE]`` ends
 the view (AISDK-DONE reports anything after it). The stream names no
 author: the seed view's author is unknown (``null``), and the checks take any agent.
 
@@ -102,8 +103,26 @@ def _with(frame: Frame, payload: dict[str, Any]) -> Frame:
     return frame.model_copy(update={"data": json.dumps(payload, separators=(",", ":"))})
 
 
+def _left_open(frames: Sequence[Frame]) -> dict[str, int]:
+    """Each text part still open at the stream's first ``finish``, with the index of its last
+    delta: the seed view settles it there, where it stopped."""
+    last: dict[str, int] = {}
+    for chunk in ui_chunks(frames):
+        ident = chunk.get("id")
+        if chunk.type == "text-delta" and isinstance(ident, str):
+            last[ident] = chunk.frame.index
+        elif chunk.type == "text-end" and isinstance(ident, str):
+            last.pop(ident, None)
+        elif chunk.type == "finish":
+            return last
+        elif chunk.done:
+            break
+    return {}
+
+
 def ui_seed_frames(frames: Sequence[Frame], read_as: ReadAs = STREAMING) -> tuple[Frame, ...]:
     """The UI message stream read as the seed's typed frames (the module docstring says how)."""
+    left_open = _left_open(frames)
     out: list[Frame] = []
     parts: dict[str, _Part] = {}
     started: set[str] = set()  # tool calls whose input started
@@ -127,7 +146,7 @@ def ui_seed_frames(frames: Sequence[Frame], read_as: ReadAs = STREAMING) -> tupl
             result_group = None
         ident = chunk.get("id")
         if kind == "text-start" and isinstance(ident, str):
-            parts[ident] = _Part()
+            parts.setdefault(ident, _Part())  # started again: the text goes on
         elif kind == "text-delta" and isinstance(ident, str):
             delta = chunk.get("delta")
             if isinstance(delta, str) and delta:
@@ -136,6 +155,8 @@ def ui_seed_frames(frames: Sequence[Frame], read_as: ReadAs = STREAMING) -> tupl
                     out.append(seed_frame(frame, "delta", {"author": None, "text": delta}, kind))
         elif kind == "text-end" and isinstance(ident, str):
             settle(frame, ident, kind)
+        if isinstance(ident, str) and left_open.get(ident) == frame.index:
+            settle(frame, ident, f"{kind} (the last of a part never ended)")
         elif kind in ("tool-input-start", "tool-input-available"):
             call, name = chunk.get("toolCallId"), chunk.get("toolName")
             if not isinstance(call, str) or not isinstance(name, str):
@@ -159,8 +180,6 @@ def ui_seed_frames(frames: Sequence[Frame], read_as: ReadAs = STREAMING) -> tupl
         elif kind == "error":
             out.append(seed_frame(frame, "error", {}, kind))
         elif kind == "finish":
-            for left in list(parts):
-                settle(frame, left, "finish (settling a text part left open)")
             out.append(seed_frame(frame, "done", {}, kind))
     return tuple(out)
 

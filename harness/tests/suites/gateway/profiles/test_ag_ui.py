@@ -252,7 +252,8 @@ def test_a_message_left_open_at_finish_is_settled_in_the_seed_view() -> None:
     stream = (STARTED, *agui_answer()[:-1], FINISHED)
     view = agui_seed_frames(data_frames(*stream))
     assert [f.event for f in view][-2:] == ["message", "done"]
-    assert view[-2].wire is not None and "left open" in view[-2].wire
+    assert view[-2].wire is not None and "never ended" in view[-2].wire
+    assert view[-2].index == view[-3].index  # settled where it stopped: after its last content
 
 
 def test_a_named_author_is_kept() -> None:
