@@ -151,10 +151,9 @@ def agui_seed_frames(frames: Sequence[Frame], read_as: ReadAs = STREAMING) -> tu
         ident = event.get("messageId")
         if kind == "TEXT_MESSAGE_START" and isinstance(ident, str):
             name = event.get("name") if isinstance(event.get("name"), str) else None
-            if ident in messages:  # started again (AGUI-NO-REOPEN's): the text goes on
-                messages[ident].author = name or messages[ident].author
-            else:
-                messages[ident] = _Open(name)
+            # A message already open (AGUI-NO-REOPEN's) or already holding content
+            # (AGUI-EVENTS-PAIRED's) goes on as it was, author and text.
+            messages.setdefault(ident, _Open(name))
         elif kind in ("TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK"):
             if kind == "TEXT_MESSAGE_CHUNK":
                 if isinstance(ident, str) and ident != chunked:
