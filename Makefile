@@ -2,7 +2,7 @@
 #   make run    the conformance suite against the bundled references (streamproof run)
 #   make test   the harness's own tests, ruff and mypy
 #   make bench  the benchmarks (harness/bench/), each printing its table (a few minutes)
-.PHONY: run test lint type bench clean tools
+.PHONY: run test test-profile lint type bench clean tools
 
 .venv/.installed: pyproject.toml setup.py scripts/bootstrap scripts/build-toxiproxy scripts/install-chromium scripts/install-node-oracles
 	scripts/bootstrap
@@ -29,6 +29,11 @@ run: .venv/.installed tools
 TEST_WORKERS ?= 2
 test: .venv/.installed tools lint type
 	.venv/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25 $(ARGS)
+
+# Where make test's time goes: per module and fixture, setup/call/teardown, CPU/waiting
+# (harness/bench/test_time.py). ARGS as for make test.
+test-profile: .venv/.installed tools
+	.venv/bin/python -m harness.bench.test_time --workers $(TEST_WORKERS) $(ARGS)
 
 # Bounded, loopback only; the figures are in the README's Performance section.
 bench: .venv/.installed
