@@ -201,6 +201,17 @@ GATEWAY: list[Requirement] = [
         "next send, hence SHOULD",
     ),
     _gw(
+        "GW-PROXY-HONOURED",
+        MUST,
+        "On a corporate-proxy path every model call goes through the proxy named by "
+        "HTTPS_PROXY, and the gateway trusts the proxy's CA given in SSL_CERT_FILE: no model "
+        "call bypasses it, none fails TLS to it, and at least one reaches the model through it.",
+        "streamproof's gateway contract (README: The contract, Through a corporate proxy), not "
+        "the seed: the seed's gateway calls the model itself (runner.runAsync), so the path to "
+        "the model is the gateway's, and a scenario's faults on that path reach only a gateway "
+        "that takes it",
+    ),
+    _gw(
         "GW-AUTH",
         SHOULD,
         "The gateway authenticates the user: a chat or history request without a valid "

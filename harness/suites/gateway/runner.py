@@ -550,7 +550,7 @@ class GatewayEnvironment:
             stream_wait_s=turn.stream_wait,
             target_log=gateway.log(),
             run_bound_s=self._run_bound if "run_timeout" in self.target.declared else None,
-            model_link_buffers=scenario.model_path == "buffering-proxy",
+            model_path=scenario.model_path,
         )
 
     async def wait_quiet_after(self, scenario: GatewayScenario, t0: float) -> None:

@@ -34,6 +34,7 @@ from harness.suites.gateway.checks.persistence import (
     persist_matches_message_verdicts,
 )
 from harness.suites.gateway.checks.progress import streams_progressively_verdicts
+from harness.suites.gateway.checks.proxy import proxy_honoured_verdicts
 from harness.suites.gateway.checks.reducer import ReducerState, reduce, replay
 from harness.suites.gateway.checks.rendering import (
     answer_as_message_verdicts,
@@ -74,6 +75,7 @@ __all__ = [
     "no_half_record_verdicts",
     "persist_aggregates_verdicts",
     "persist_matches_message_verdicts",
+    "proxy_honoured_verdicts",
     "reduce",
     "replay",
     "run_bound_error_verdicts",
@@ -112,6 +114,7 @@ GATEWAY_CHECKS: tuple[GatewayCheck, ...] = (
     dispose_idle_verdicts,
     run_bound_verdicts,
     run_bound_error_verdicts,
+    proxy_honoured_verdicts,
     auth_verdicts,
     history_isolation_verdicts,
     gateway_expectation_verdicts,

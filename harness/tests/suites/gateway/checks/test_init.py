@@ -28,6 +28,7 @@ NOT_EXERCISED_BY_THE_WORKED_EXAMPLE = {
     "GW-RUN-BOUND",  # no run bound declared, and the run ended at once
     "GW-RUN-BOUND-ERROR",
     "GW-STREAMS-PROGRESSIVELY",  # the fake model's chunks came in one burst, no pause
+    "GW-PROXY-HONOURED",  # the model is reached directly
 }
 
 
