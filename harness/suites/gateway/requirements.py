@@ -52,7 +52,8 @@ GATEWAY: list[Requirement] = [
     _gw(
         "GW-FRAME-ID-FRESH",
         SHOULD,
-        "Each frame gets a fresh id, so ids strictly increase along the stream.",
+        "Each frame gets a fresh id, even the message and the tool_call sent for one event "
+        "(the one pair GW-FRAME-ID-COUNTER lets share an id).",
         "A gateway: Event to Server-Sent Events",
     ),
     _gw(

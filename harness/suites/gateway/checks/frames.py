@@ -20,6 +20,7 @@ from typing import Any
 from harness.faults.records import LinkEvent
 from harness.requirements import from_violations, not_applicable
 from harness.suites.gateway.checks.reducer import replay
+from harness.suites.gateway.checks.run_bound import bound_note, open_at_bound
 from harness.suites.gateway.observation import Frame, GatewayObservation
 from harness.suites.gateway.scenario import FRAME_TYPES
 from harness.texts import compress, short, squash
@@ -433,46 +434,46 @@ def frame_id_counter_verdicts(obs: GatewayObservation) -> list[Verdict]:
 
 
 def frame_id_fresh_verdicts(obs: GatewayObservation) -> list[Verdict]:
-    """SHOULD: a fresh id per frame. The seed's own controller shares one id between the
-    ``message`` and ``tool_call`` of an event, so this is a SHOULD, never the MUST."""
-    if (skipped := no_frames(obs, "GW-FRAME-ID-FRESH")) is not None:
+    """SHOULD: a fresh id even for the ``message`` and ``tool_call`` of one event.
+
+    The seed's own controller takes one number per ADK event, so the ``message`` and the
+    ``tool_call`` it sends for one function-call event with text share it: GW-FRAME-ID-COUNTER
+    allows exactly that and nothing else. A browser that reconnects with that id cannot tell
+    which of the two it saw, hence this SHOULD. Every other id problem (none, a repeat, a step
+    back) is the MUST's alone; a stream with no such pair has nothing to judge here.
+    """
+    rid = "GW-FRAME-ID-FRESH"
+    if (skipped := no_frames(obs, rid)) is not None:
         return skipped
-    sharing: dict[str, list[Frame]] = {}
-    for frame in obs.frames:
-        if frame.id:
-            sharing.setdefault(frame.id, []).append(frame)
-    problems: list[str] = []
-    first_bad: Frame | None = None
-    previous: int | None = None
-    for frame in obs.frames:
-        found = len(problems)
-        if not frame.id:
-            problems.append(f"{label(frame)} carries no id")
-            first_bad = first_bad or frame
-            continue
-        group = sharing[frame.id]
-        number = _int_id(frame)
-        if len(group) > 1 and frame is group[1]:
-            frames_ = ", ".join(f"#{f.index} ({f.event})" for f in group)
-            problems.append(
-                f"frames {frames_} share id {frame.id}: a browser that reconnects with "
-                f"Last-Event-ID: {frame.id} cannot tell which of them it saw"
+    pairs = [
+        (previous, frame)
+        for previous, frame in zip(obs.frames, obs.frames[1:], strict=False)
+        if _shares_event(previous, frame) and previous.id_line and frame.id_line
+    ]
+    if not pairs:
+        return [
+            not_applicable(
+                rid,
+                "not judged: no message came with a tool_call for the same event, the one pair "
+                "of frames the seed's counter numbers alike (every other id is "
+                "GW-FRAME-ID-COUNTER's)",
             )
-        elif frame is group[0] and number is not None and previous is not None:
-            if number <= previous:
-                problems.append(f"{label(frame)} is not above the previous id {previous}")
-        if number is not None:
-            previous = number
-        if len(problems) > found and first_bad is None:
-            first_bad = frame
+        ]
+    shared = [(p, f) for p, f in pairs if p.id == f.id]
+    problems = [
+        f"{label(p)} and {label(f)} share id {f.id}: a browser that reconnects with "
+        f"Last-Event-ID: {f.id} cannot tell which of them it saw"
+        for p, f in shared
+    ]
     return [
         from_violations(
-            "GW-FRAME-ID-FRESH",
+            rid,
             problems,
-            rule="each frame should get a fresh id, so ids strictly increase along the stream",
-            ok="every frame has a fresh, strictly increasing id",
+            rule="each frame should get a fresh id, even the message and the tool_call sent for "
+            "one event",
+            ok=f"{len(pairs)} message(s) sent with a tool_call, each with an id of its own",
             observed=" ".join(f.id or "-" for f in obs.frames) or "(no frames)",
-            at=first_bad.t if first_bad is not None else None,
+            at=shared[0][1].t if shared else None,
         )
     ]
 
@@ -488,12 +489,19 @@ def stream_terminal_verdicts(obs: GatewayObservation) -> list[Verdict]:
     other common bug: a half-rendered sentence that stays on screen after the run failed."
     ``error`` then ``done`` (an error event on a run that completes) and two ``error`` frames
     (an error event followed by an exception) are both what the seed's controller sends.
+
+    A stream the gateway's own run bound ended without a terminal frame is not judged here:
+    the seed's controller does exactly that (``emitter.onTimeout(sub::dispose)``), and
+    GW-RUN-BOUND and GW-RUN-BOUND-ERROR judge that ending (:func:`.run_bound.open_at_bound`).
     """
     if (skipped := no_stream(obs, "GW-STREAM-TERMINAL")) is not None:
         return skipped
     response = obs.response
     if response.end == "client-closed":
         return [left_early(obs, "GW-STREAM-TERMINAL")]
+    bound = open_at_bound(obs)
+    if bound is not None and not ended_with_terminal_frame(obs):
+        return [not_applicable("GW-STREAM-TERMINAL", bound_note(obs, bound))]
     problems: list[str] = []
     at: float | None = None  # when it showed: a frame after done, else the end of the wait
     if response.end == "timeout":

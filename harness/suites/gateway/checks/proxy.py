@@ -37,9 +37,7 @@ def proxy_honoured_verdicts(obs: GatewayObservation) -> list[Verdict]:
         return skipped
     events = obs.link_events.get("model", ())
     tool_paths = {f"/{name}" for name in obs.service_tools or ()}
-    carried = Counter(
-        e.path for e in events if e.kind == "request" and e.path not in tool_paths
-    )
+    carried = Counter(e.path for e in events if e.kind == "request" and e.path not in tool_paths)
     through = sum(carried.values())
     if through == 0 and not obs.model_calls and obs.disconnected_at is not None:
         return [

@@ -49,9 +49,7 @@ def test_the_screens_follow_the_seed_reducer_frame_by_frame() -> None:
 
 def test_a_delta_after_its_message_is_a_double_render() -> None:
     obs = worked_example(
-        frames=frames(
-            *TOOL_STEP, *(delta(c) for c in CHUNKS), message(ANSWER), delta(ANSWER), DONE
-        )
+        frames=frames(*TOOL_STEP, *(delta(c) for c in CHUNKS), message(ANSWER), delta(ANSWER), DONE)
     )
     verdict = assert_fails(
         double_render_verdicts(obs),
