@@ -26,12 +26,16 @@ class Outcome(StrEnum):
 
 
 class Kind(StrEnum):
-    """What a verdict judges: a requirement of the registry, or a scenario's own expectation
+    """What a verdict judges: a requirement of the registry, a scenario's own expectation
     (``expect.frames``, ``expect.ledger``, ...), which is reported under its own name so that a
-    mismatch with what one scenario expects is never filed under an unrelated rule."""
+    mismatch with what one scenario expects is never filed under an unrelated rule, or whether a
+    planned fault fired."""
 
     REQUIREMENT = "requirement"
     EXPECTATION = "expectation"
+    FAULT = "fault"
+    """Whether a fault the scenario planned on a link fired (``fault.fired``): a run whose
+    fault never fired did not exercise what the scenario is built for."""
 
 
 class Verdict(BaseModel):
