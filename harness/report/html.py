@@ -202,9 +202,7 @@ def _header(
     command = env.get("command_line")
     baseline = summary.get("baseline")
     # What failed, by kind, only where there is some: a FAILED header never says "0 ...".
-    failures = [
-        (words, summary[key]) for key, words in FAILURE_COUNTS if summary.get(key, 0) > 0
-    ]
+    failures = [(words, summary[key]) for key, words in FAILURE_COUNTS if summary.get(key, 0) > 0]
     faults = counts.get(Kind.FAULT.value) or {}
     return {
         "ok": bool(summary.get("ok")),
