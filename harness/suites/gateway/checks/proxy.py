@@ -10,7 +10,7 @@ but the proxy, fails TLS to the model and no call arrives anywhere; a gateway th
 proxy but does not trust its CA fails the handshake with it (a ``tls_error`` record).
 
 The tool service is plain ``http`` on loopback: a gateway may send its tool calls through the
-proxy too, and those requests are not model calls.
+proxy too, and those requests (no ``/models/`` in their path) are not model calls.
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ from harness.verdicts import Verdict
 __all__ = ["proxy_honoured_verdicts"]
 
 RID = "GW-PROXY-HONOURED"
+MODEL_API = "/models/"
+"""What every Gemini API path holds (``/v1beta/models/{model}:streamGenerateContent``): the
+requests on the link that are model calls, not tool calls."""
 
 
 def proxy_honoured_verdicts(obs: GatewayObservation) -> list[Verdict]:
@@ -36,8 +39,9 @@ def proxy_honoured_verdicts(obs: GatewayObservation) -> list[Verdict]:
     if (skipped := no_stream(obs, RID)) is not None:
         return skipped
     events = obs.link_events.get("model", ())
-    tool_paths = {f"/{name}" for name in obs.service_tools or ()}
-    carried = Counter(e.path for e in events if e.kind == "request" and e.path not in tool_paths)
+    carried = Counter(
+        e.path for e in events if e.kind == "request" and e.path and MODEL_API in e.path
+    )
     through = sum(carried.values())
     if through == 0 and not obs.model_calls and obs.disconnected_at is not None:
         return [
