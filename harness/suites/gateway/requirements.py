@@ -60,7 +60,8 @@ GATEWAY: list[Requirement] = [
         "GW-STREAM-TERMINAL",
         MUST,
         "The stream ends with a done or error frame, nothing follows done, and no draft is "
-        "left on screen when it ends.",
+        "left on screen when it ends (a stream the gateway's own run bound ends is "
+        "GW-RUN-BOUND-ERROR's to judge).",
         "A gateway: Event to Server-Sent Events; The client: append, then replace",
     ),
     _gw(
@@ -73,8 +74,9 @@ GATEWAY: list[Requirement] = [
     _gw(
         "GW-NO-DOUBLE-RENDER",
         MUST,
-        "Replaying the seed's reducer renders each answer once: deltas build the draft, the "
-        "message replaces it, and no text is appended twice.",
+        "Replaying the seed's reducer frame by frame, no screen shows an answer twice: deltas "
+        "build the draft, the message replaces it, no text is appended twice and no delta "
+        "repeats an answer already settled.",
         "The client: append, then replace; Failure modes: Double rendering",
     ),
     _gw(
@@ -155,7 +157,8 @@ GATEWAY: list[Requirement] = [
         "GW-ERROR-FRAME",
         MUST,
         "A run that fails (a model error before or during the stream, an exception, a run "
-        "stopped by its LLM-call budget) ends with an error frame, never a hang or a bare done.",
+        "stopped by its LLM-call budget) ends with an error frame, never a hang or a bare done "
+        "(a run still going at the gateway's run bound is GW-RUN-BOUND's).",
         "A gateway: Event to Server-Sent Events",
     ),
     _gw(
