@@ -434,18 +434,24 @@ def _rerun_command(args: argparse.Namespace) -> list[str]:
 
 
 def _only_target_errors(results: Path) -> bool:
-    """The run failed only because the target could not be started or reached: every scenario
-    that failed (but by known failures of a baseline) hit a target error."""
+    """The run failed only because the target could not be started or reached: a scenario hit
+    a target error, and no other scenario failed but by known failures of a baseline (no new
+    failed verdict of any kind, no unmet SHOULD under --strict, no scenario that errored)."""
     try:
         report = json.loads(results.read_text(encoding="utf-8"))
-        failed = [
-            s
-            for s in report["scenarios"]
-            if s.get("outcome") == "failed" and not s.get("known_failure")
-        ]
+        enforced = ("fail", "non-strict") if report.get("strict") else ("fail",)
+        target = False
+        for s in report["scenarios"]:
+            if s.get("target_error"):
+                target = True
+            elif s.get("outcome") == "failed" and not s.get("known_failure"):
+                if "verdicts" not in s:
+                    return False  # it ended in another error before it was judged
+                if any(v["outcome"] in enforced and "baseline" not in v for v in s["verdicts"]):
+                    return False
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
-    return bool(failed) and all(s.get("target_error") for s in failed)
+    return target
 
 
 def _read_summary(results: Path) -> dict[str, object] | None:

@@ -454,9 +454,8 @@ def frame_id_fresh_verdicts(obs: GatewayObservation) -> list[Verdict]:
         return [
             not_applicable(
                 rid,
-                "not judged: no message came with a tool_call for the same event, the one pair "
-                "of frames the seed's counter numbers alike (every other id is "
-                "GW-FRAME-ID-COUNTER's)",
+                "not judged: no message came with a tool_call of its event (the one pair of "
+                "frames that may share an id)",
             )
         ]
     shared = [(p, f) for p, f in pairs if p.id == f.id]
