@@ -68,7 +68,7 @@ GATEWAY: list[Requirement] = [
         "GW-FRAME-SEQUENCE",
         MUST,
         "The frames of a turn follow the seed's order: tool_call then tool_result for each "
-        "tool step, and the deltas of streamed text before the message that settles them.",
+        "tool step (deltas after the message that settles them are GW-NO-DOUBLE-RENDER's).",
         "Worked example: one tool call, streamed",
     ),
     _gw(

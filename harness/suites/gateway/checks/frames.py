@@ -23,7 +23,7 @@ from harness.suites.gateway.checks.reducer import replay
 from harness.suites.gateway.checks.run_bound import bound_note, open_at_bound
 from harness.suites.gateway.observation import Frame, GatewayObservation
 from harness.suites.gateway.scenario import FRAME_TYPES
-from harness.texts import compress, short, squash
+from harness.texts import compress, short
 from harness.verdicts import Verdict
 
 __all__ = [
@@ -589,62 +589,36 @@ def _tool_result_problems(obs: GatewayObservation) -> list[tuple[float, str]]:
     return problems
 
 
-def _text_order_problems(frames: Sequence[Frame]) -> list[tuple[float, str]]:
-    """A ``message`` sent before the deltas that spell it: the aggregate must close the
-    streamed text ("append deltas to a draft, then replace the draft with the message");
-    each with the time of that message."""
-    problems: list[tuple[float, str]] = []
-    for i, frame in enumerate(frames):
-        d = payload_dict(frame) if frame.event == "message" else None
-        if d is None or not isinstance(d.get("text"), str) or not squash(d["text"]):
-            continue
-        author, text = d.get("author"), squash(d["text"])
-        before = ""
-        for prior in reversed(frames[:i]):
-            q = payload_dict(prior) or {}
-            if prior.event != "delta" or q.get("author") != author:
-                break
-            before = str(q.get("text", "")) + before
-        if before and squash(before) == text:
-            continue  # this message settles its own deltas; the next ones are a new answer
-        later = ""
-        for after in frames[i + 1 :]:
-            p = payload_dict(after) or {}
-            if after.event != "delta" or p.get("author") != author:
-                break
-            later += str(p.get("text", ""))
-        if later and squash(later) == text:
-            problems.append(
-                (frame.t, f"{label(frame)} comes before the deltas that spell its text")
-            )
-    return problems
-
-
 def frame_sequence_verdicts(obs: GatewayObservation) -> list[Verdict]:
-    """The seed's order: a tool result answers a call shown before it, and a message closes
-    the deltas that spell it (never precedes them).
+    """The seed's order: a tool result answers a call shown before it.
 
     The worked example: ``tool_call``, ``tool_result``, three ``delta``, ``message``, ``done``.
     ADK runs tools only from the aggregated function-call event, so a ``tool_result`` always
-    follows its ``tool_call``; the aggregate follows its partials. (That the stream ends with
-    ``done`` or ``error`` is GW-STREAM-TERMINAL's rule; the scenario's own ``expect.frames`` is
-    judged as that expectation.)
+    follows its ``tool_call``. The aggregate follows its partials too, but a delta after the
+    message that settles its text is a double render (the screen shows the message and a draft
+    of it), GW-NO-DOUBLE-RENDER's alone. (That the stream ends with ``done`` or ``error`` is
+    GW-STREAM-TERMINAL's rule; the scenario's own ``expect.frames`` is judged as that
+    expectation.)
     """
     rid = "GW-FRAME-SEQUENCE"
     if (skipped := no_frames(obs, rid)) is not None:
         return skipped
     kinds = {f.event for f in obs.frames}
-    streamed_text = "delta" in kinds and "message" in kinds
-    if not (kinds & {"tool_call", "tool_result"}) and not streamed_text:
-        return [not_applicable(rid, "not judged: no tool step and no streamed text in this stream")]
-    found = _tool_result_problems(obs) + _text_order_problems(obs.frames)
+    if not kinds & {"tool_call", "tool_result"}:
+        return [
+            not_applicable(
+                rid,
+                "not judged: no tool step in this stream (deltas against their message are "
+                "GW-NO-DOUBLE-RENDER's)",
+            )
+        ]
+    found = _tool_result_problems(obs)
     problems = [text for _, text in found]
     return [
         from_violations(
             rid,
             problems,
-            rule="every tool_result follows a tool_call it answers, and a message follows the "
-            "deltas that spell it",
+            rule="every tool_result follows a tool_call it answers",
             ok=f"frame order {sequence(obs.frames)}",
             observed=sequence(obs.frames),
             at=min((t for t, _ in found), default=None),

@@ -13,10 +13,10 @@ from harness.suites.gateway.checks.frames import (
     frame_sequence_verdicts,
     frame_type_verdicts,
     sequence,
-    squash,
     sse_response_verdicts,
     stream_terminal_verdicts,
 )
+from harness.suites.gateway.checks.rendering import double_render_verdicts
 from harness.suites.gateway.observation import ChatResponse, Frame, GatewayObservation
 from harness.suites.gateway.scenario import GatewayExpect, GatewayLimits
 from harness.tests.suites.gateway.observations import (
@@ -43,6 +43,7 @@ from harness.tests.suites.gateway.observations import (
     tool_result,
     worked_example,
 )
+from harness.texts import squash
 from harness.verdicts import Outcome, Verdict
 
 WORKED_SEQUENCE = "tool_call tool_result delta\u00d73 message done"
@@ -422,17 +423,22 @@ def test_frame_sequence_is_not_applicable_without_a_tool_step_or_streamed_text()
         observation(frames=frames(delta(ANSWER), DONE)),
         observation(frames=frames(DONE)),
     ):
-        assert_not_applicable(
-            frame_sequence_verdicts(obs), "GW-FRAME-SEQUENCE", "no tool step and no streamed text"
-        )
+        assert_not_applicable(frame_sequence_verdicts(obs), "GW-FRAME-SEQUENCE", "no tool step")
 
 
-def test_a_message_before_the_deltas_that_spell_it_fails() -> None:
-    obs = observation(frames=frames(message(ANSWER), *(delta(c) for c in CHUNKS), DONE))
+def test_a_message_before_the_deltas_that_spell_it_is_a_double_render_alone() -> None:
+    """One behaviour, one rule: deltas after the message that settles them show the answer
+    twice (the message, and a draft of it); the frame order rule does not judge it again."""
+    obs = observation(
+        frames=frames(message(ANSWER), *(delta(c) for c in CHUNKS), DONE),
+        model_calls=(model_call(0, text=ANSWER),),
+    )
+    assert_not_applicable(frame_sequence_verdicts(obs), "GW-FRAME-SEQUENCE", "no tool step")
     assert_fails(
-        frame_sequence_verdicts(obs),
-        "GW-FRAME-SEQUENCE",
-        "frame #0 (event:message id:1) comes before the deltas that spell its text",
+        double_render_verdicts(obs),
+        "GW-NO-DOUBLE-RENDER",
+        "after frame #1 (event:delta id:2) the draft of 'support' reads",
+        "repeats the answer already settled by frame #0 (event:message id:1)",
     )
 
 
@@ -441,9 +447,10 @@ def test_deltas_of_the_next_answer_after_a_message_are_fine() -> None:
     obs = observation(
         frames=frames(
             delta(intro), message(intro, final=False), delta(ANSWER), message(ANSWER), DONE
-        )
+        ),
+        model_calls=(model_call(0, text=intro, calls=[LOOKUP]), model_call(1, text=ANSWER)),
     )
-    assert_passes(frame_sequence_verdicts(obs), "GW-FRAME-SEQUENCE")
+    assert_passes(double_render_verdicts(obs), "GW-NO-DOUBLE-RENDER")
 
 
 def test_a_tool_result_before_any_tool_call_fails() -> None:
@@ -492,12 +499,12 @@ def test_the_same_answer_twice_in_a_row_is_two_settled_answers_not_a_reordering(
         ),
         model_calls=(model_call(0, text="Working."), model_call(1, text="Working.")),
     )
-    assert_passes(frame_sequence_verdicts(obs), "GW-FRAME-SEQUENCE")
+    assert_passes(double_render_verdicts(obs), "GW-NO-DOUBLE-RENDER")
 
 
-def test_a_message_sent_before_its_deltas_fails_the_sequence() -> None:
+def test_a_message_sent_before_its_deltas_fails_double_render() -> None:
     obs = observation(
         frames=frames(message("Working."), delta("Work"), delta("ing."), DONE),
         model_calls=(model_call(0, text="Working."),),
     )
-    assert_fails(frame_sequence_verdicts(obs), "GW-FRAME-SEQUENCE", "comes before the deltas")
+    assert_fails(double_render_verdicts(obs), "GW-NO-DOUBLE-RENDER", "repeats the answer")
