@@ -439,8 +439,9 @@ def frame_id_fresh_verdicts(obs: GatewayObservation) -> list[Verdict]:
     The seed's own controller takes one number per ADK event, so the ``message`` and the
     ``tool_call`` it sends for one function-call event with text share it: GW-FRAME-ID-COUNTER
     allows exactly that and nothing else. A browser that reconnects with that id cannot tell
-    which of the two it saw, hence this SHOULD. Every other id problem (none, a repeat, a step
-    back) is the MUST's alone; a stream with no such pair has nothing to judge here.
+    which of the two it saw, hence this SHOULD. Every other id problem (none, one that is no
+    counter, a repeat, a step back) is the MUST's alone; a stream with no such pair numbered by
+    a counter has nothing to judge here.
     """
     rid = "GW-FRAME-ID-FRESH"
     if (skipped := no_frames(obs, rid)) is not None:
@@ -448,7 +449,10 @@ def frame_id_fresh_verdicts(obs: GatewayObservation) -> list[Verdict]:
     pairs = [
         (previous, frame)
         for previous, frame in zip(obs.frames, obs.frames[1:], strict=False)
-        if _shares_event(previous, frame) and previous.id_line and frame.id_line
+        if _shares_event(previous, frame)
+        and previous.id_line
+        and frame.id_line
+        and _int_id(previous) is not None  # an id that is no counter is the MUST's
     ]
     if not pairs:
         return [
