@@ -293,7 +293,13 @@ def _matrix(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 "level": level,
                 "section": rule.section if rule else "",
                 "seed": f"seed {rule.seed}: {rule.section}" if rule else "",
-                "statement": rule.statement if rule else "the scenario's own expectation",
+                "statement": rule.statement
+                if rule
+                else (
+                    "each fault the scenario planned on a link fired (optional: true: need not)"
+                    if kind == Kind.FAULT.value
+                    else "the scenario's own expectation"
+                ),
                 "cells": cells,
             }
         )
