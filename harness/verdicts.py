@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
@@ -71,3 +72,20 @@ class Verdict(BaseModel):
         if self.observed is not None:
             lines.append(f"    observed: {self.observed}")
         return "\n".join(lines)
+
+
+_BROKEN_WORDS = {
+    Kind.REQUIREMENT: "requirement(s) broken",
+    Kind.EXPECTATION: "expectation(s) not met",
+    Kind.FAULT: "planned fault(s) that never fired",
+}
+
+
+def broken_summary(verdicts: Iterable[Verdict]) -> str:
+    """What ``verdicts`` (the failing ones of a scenario) break, counted by kind:
+    ``1 requirement(s) broken, 2 expectation(s) not met``; never a requirement count for an
+    expectation."""
+    counts = {kind: 0 for kind in Kind}
+    for verdict in verdicts:
+        counts[verdict.kind] += 1
+    return ", ".join(f"{n} {_BROKEN_WORDS[kind]}" for kind, n in counts.items() if n) or "nothing"
