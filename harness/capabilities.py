@@ -16,13 +16,25 @@ __all__ = [
     "ClientCapability",
     "GatewayCapability",
     "ScenarioSkipped",
+    "SkipCause",
     "Wire",
     "missing_reason",
 ]
 
 
+SkipCause = Literal["capability", "engine", "target-kind", "concurrency"]
+"""Why a scenario was skipped: the target does not declare a capability it needs; a fault
+engine is missing or cannot carry out its plan; the run's target is of another kind; it cannot
+run as several sessions at once. A report warns about the ``engine`` ones even when other
+scenarios ran: another install or engine would have judged them."""
+
+
 class ScenarioSkipped(Exception):
-    """The target does not declare a capability the scenario needs; the message says which."""
+    """The scenario cannot run here; the message says why, ``cause`` what kind of reason."""
+
+    def __init__(self, reason: str, *, cause: SkipCause = "capability") -> None:
+        super().__init__(reason)
+        self.cause: SkipCause = cause
 
 
 GatewayCapability = Literal["multi_agent", "none_mode", "history", "auth", "run_timeout"]

@@ -442,26 +442,38 @@ def _rerun_command(args: argparse.Namespace) -> list[str]:
 
 
 def _only_target_errors(results: Path) -> bool:
-    """The run failed only because the target could not be started or reached: no MUST was
-    judged broken (but known failures of a baseline), and at least one scenario hit a target
-    error."""
+    """The run failed only because the target could not be started or reached: a scenario hit
+    a target error, and no other scenario failed but by known failures of a baseline (no new
+    failed verdict of any kind, no unmet SHOULD under --strict, no scenario that errored)."""
     try:
         report = json.loads(results.read_text(encoding="utf-8"))
-        summary = report["summary"]
-        known = sum(
-            1
-            for s in report["scenarios"]
-            for v in s.get("verdicts", [])
-            if "baseline" in v and v["outcome"] == "fail" and v.get("kind") != "expectation"
-        )
+        enforced = ("fail", "non-strict") if report.get("strict") else ("fail",)
+        target = False
+        for s in report["scenarios"]:
+            if s.get("target_error"):
+                target = True
+            elif s.get("outcome") == "failed" and not s.get("known_failure"):
+                if "verdicts" not in s:
+                    return False  # it ended in another error before it was judged
+                if any(v["outcome"] in enforced and "baseline" not in v for v in s["verdicts"]):
+                    return False
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
-    return bool(summary.get("target_errors")) and not (summary.get("must_failures", 0) - known)
+    return target
+
+
+def _read_summary(results: Path) -> dict[str, object] | None:
+    try:
+        summary = json.loads(results.read_text(encoding="utf-8"))["summary"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return summary if isinstance(summary, dict) else None
 
 
 def _print_counts(results: Path, rerun: Sequence[str] = ()) -> None:
     """The closing summary of the run just written (nothing when no report was written)."""
     from harness.report.console import render_counts, render_summary
+    from harness.report.results import summary_line
 
     try:
         report = json.loads(results.read_text(encoding="utf-8"))
@@ -471,6 +483,7 @@ def _print_counts(results: Path, rerun: Sequence[str] = ()) -> None:
     for line in render_summary(report, rerun):
         print(line)
     print(f"streamproof: {render_counts(counts)}")
+    print(f"streamproof: {summary_line(report['summary'])}")
     environment = report.get("environment") or {}
     shard = environment.get("shard")
     if isinstance(shard, dict):
@@ -554,7 +567,10 @@ def _run_scenarios(args: argparse.Namespace, last_durations: tuple[Path, str] | 
     _, missing = _scenario_files(paths)
     if missing:
         return _bad_input(
-            report_dir, "\n".join(f"{m}: no such file or folder" for m in missing), args
+            report_dir,
+            "\n".join(f"{m}: no such file or folder" for m in missing),
+            args,
+            subject=missing[0],
         )
     if args.time_scale is not None and not args.time_scale > 0:
         return _bad_input(report_dir, "--time-scale must be a positive number", args)
@@ -575,12 +591,14 @@ def _run_scenarios(args: argparse.Namespace, last_durations: tuple[Path, str] | 
         # suite's own loading (which also resolves a relative cwd and checks it exists).
         checked = check_target_file(args.target)
         if checked.problems:
-            return _bad_input(report_dir, "\n".join(map(str, checked.problems)), args)
+            return _bad_input(
+                report_dir, "\n".join(map(str, checked.problems)), args, subject=args.target
+            )
         kind = checked.target_kind or "gateway"
         try:
             target = suite(kind).load_target(args.target)
         except TargetConfigError as exc:
-            return _bad_input(report_dir, str(exc), args)
+            return _bad_input(report_dir, str(exc), args, subject=args.target)
         own_suite = Path(paths[0]) / kind.replace("-", "_")
         if not args.paths and own_suite.is_dir():
             # A target is of one kind: with no PATH, run the bundled suite of that kind rather
@@ -599,7 +617,9 @@ def _run_scenarios(args: argparse.Namespace, last_durations: tuple[Path, str] | 
         try:
             load_baseline(args.baseline)
         except BaselineError as exc:
-            return _bad_input(report_dir, f"--baseline {args.baseline}:\n{exc}", args)
+            return _bad_input(
+                report_dir, f"--baseline {args.baseline}:\n{exc}", args, subject=args.baseline
+            )
     if args.bug is not None:
         from harness.suites import known_bugs
 
@@ -673,9 +693,17 @@ def _run_scenarios(args: argparse.Namespace, last_durations: tuple[Path, str] | 
         code = int(pytest.main(pytest_args, plugins=[tally]))
     finally:
         interrupts.restore()
+    results = report_dir / "results.json"
+    reason: str | None = None
+    if tally.errors:
+        reason = "streamproof run: a scenario file could not be loaded:\n" + "\n".join(tally.errors)
+        if results.exists():
+            # The session wrote its report (scenarios of other files were collected): it must
+            # say why the run stopped, as the console does.
+            _record_error(report_dir, reason)
     _publish(reports, report_dir)
-    _print_counts(report_dir / "results.json", _rerun_command(args))
-    if (report_dir / "results.json").exists():
+    _print_counts(results, _rerun_command(args))
+    if results.exists():
         _print_where(reports, report_dir)
     if interrupts.exit_status is not None:
         # Interrupted: pytest's teardown closed the target's process group and the fakes and
@@ -684,10 +712,15 @@ def _run_scenarios(args: argparse.Namespace, last_durations: tuple[Path, str] | 
         print(f"streamproof: interrupted by {name}", file=sys.stderr)
         return interrupts.exit_status
     if code == pytest.ExitCode.OK:
+        summary = _read_summary(results)
+        if summary is not None and not summary.get("ok") and summary.get("error"):
+            # Every selected scenario was skipped: a gate that judged nothing is no pass.
+            print(f"streamproof run: {summary['error']}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         return EXIT_OK
     if code == pytest.ExitCode.TESTS_FAILED:
-        return EXIT_TARGET if _only_target_errors(report_dir / "results.json") else EXIT_FAILED
-    if code == pytest.ExitCode.NO_TESTS_COLLECTED:
+        return EXIT_TARGET if _only_target_errors(results) else EXIT_FAILED
+    if code == pytest.ExitCode.NO_TESTS_COLLECTED and reason is None:
         where = ", ".join(paths)
         reason = (
             f"streamproof run: -k {args.k!r} selected none of the {tally.collected} "
@@ -700,12 +733,29 @@ def _run_scenarios(args: argparse.Namespace, last_durations: tuple[Path, str] | 
                 f" in shard {args.shard} (a part of a selection with fewer scenarios than "
                 "parts is empty: use at most as many parts as scenarios)"
             )
-    else:
+    elif reason is None:
         reason = f"streamproof run: pytest stopped with exit status {code} (see above)"
-    if (report_dir / "results.json").exists():
+    if results.exists():
         print(reason, file=sys.stderr)
         return EXIT_BAD_INPUT
-    return _bad_input(report_dir, reason, args)
+    return _bad_input(
+        report_dir, reason, args, subject=tally.error_files[0] if tally.errors else None
+    )
+
+
+def _record_error(report_dir: Path, reason: str) -> None:
+    """Put ``reason`` into the run's written report as ``summary.error`` (``ok`` false)."""
+    from harness.report.html import write_html
+    from harness.report.results import write_results
+
+    path = report_dir / "results.json"
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+        report["summary"].update(ok=False, error=reason)
+        write_results(report, path)
+        write_html(report, report_dir / "report.html")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"streamproof: cannot record the error in {path}: {exc}", file=sys.stderr)
 
 
 def _parallel_options(
@@ -757,28 +807,40 @@ def _parallel_options(
 
 class _Tally:
     """A pytest plugin object counting the scenarios collected and deselected, so a ``-k``
-    that selects nothing can say what it left out."""
+    that selects nothing can say what it left out, and keeping what a file that could not be
+    collected said, for the report."""
 
     def __init__(self) -> None:
         self.collected = 0
         self.deselected = 0
+        self.errors: list[str] = []
+        """What each file that could not be collected said (its path, line and problem)."""
+        self.error_files: list[str] = []
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         from harness.pytest_plugin import ScenarioItem
 
         self.collected += sum(1 for node in report.result if isinstance(node, ScenarioItem))
+        if report.failed:
+            self.errors.append(report.longreprtext.strip())
+            self.error_files.append(report.nodeid or str(report.fspath))
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.deselected += len(items)
 
 
-def _bad_input(report_dir: Path, reason: str, args: argparse.Namespace) -> int:
+def _bad_input(
+    report_dir: Path, reason: str, args: argparse.Namespace, *, subject: str | None = None
+) -> int:
     """Say why the run could not start, and leave a report that says so (never an old one):
-    the same report a run writes, with no scenario, ``ok: false`` and the reason."""
+    the same report a run writes, with no scenario, ``ok: false`` and the reason, and a
+    ``junit.xml`` with one error test case named after ``subject`` (the file at fault; else
+    ``streamproof run``)."""
     import datetime as dt
 
     from harness.durations import DEFAULT_TIME_SCALE
     from harness.report.html import write_html
+    from harness.report.junit import write_bad_input_junit
     from harness.report.results import results_report, write_results
 
     print(reason, file=sys.stderr)
@@ -792,11 +854,14 @@ def _bad_input(report_dir: Path, reason: str, args: argparse.Namespace) -> int:
         started_at=dt.datetime.now(dt.UTC),
         duration_s=0.0,
         exitstatus=int(EXIT_BAD_INPUT),
+        interrupted=False,
     )
-    report["summary"].update(ok=False, interrupted=False, error=reason)
+    report["summary"].update(ok=False, error=reason)
     try:
         write_results(report, report_dir / "results.json")
         write_html(report, report_dir / "report.html")
+        if not (report_dir / "junit.xml").exists():
+            write_bad_input_junit(report_dir / "junit.xml", subject or "streamproof run", reason)
     except OSError as exc:
         print(f"streamproof: cannot write the report in {report_dir}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -45,6 +45,20 @@ _COLLECTED_FILES: pytest.StashKey[int] = pytest.StashKey()
 _IDS_KEY: pytest.StashKey[ScenarioIds] = pytest.StashKey()
 _SCENARIOS_KEY: pytest.StashKey[int] = pytest.StashKey()
 """How many scenario items the session selected (after ``-k`` and ``-m``)."""
+_INTERRUPTED_KEY: pytest.StashKey[bool] = pytest.StashKey()
+"""Set when Ctrl-C or a signal stopped the session (not a collection error, which pytest also
+reports as "interrupted")."""
+
+
+class _InterruptWatch:
+    """Tells a real interrupt from pytest's own ``Interrupted`` (collection errors, ``-x``)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        if not isinstance(excinfo.value, pytest.Session.Interrupted):
+            self.config.stash[_INTERRUPTED_KEY] = True
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -124,6 +138,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_InterruptWatch(config), "streamproof-interrupt-watch")
     for name, text in (
         ("gateway", "a streamproof scenario that targets an SSE gateway"),
         ("a2a_client", "a streamproof scenario that targets an A2A client"),
@@ -367,7 +382,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
         holder = session_for(config, _SESSION_KEY)
     if holder is not None:
-        holder.finish(exitstatus)
+        interrupted = config.stash.get(_INTERRUPTED_KEY, False) or any(
+            r.get("outcome") == "interrupted" for r in holder.records
+        )
+        holder.finish(exitstatus, interrupted=interrupted)
         if holder.interrupts.exit_status is not None:
             # Killed by a signal, as a shell reports it (130 SIGINT, 143 SIGTERM, 129 SIGHUP),
             # rather than pytest's generic "interrupted".

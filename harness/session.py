@@ -128,7 +128,8 @@ class HarnessSession:
             raise ScenarioSkipped(
                 f"{kind} scenarios need a target file of kind: {kind}, and this run's target "
                 f"{self.target_file} is of kind: {given} (run them with their own target file, "
-                f"or deselect them with -m 'not {kind.replace('-', '_')}')"
+                f"or deselect them with -m 'not {kind.replace('-', '_')}')",
+                cause="target-kind",
             )
         return suite(kind).environment(
             self.target_file, bug=self.bug, time_scale=self.time_scale, engine=self.engine
@@ -171,7 +172,8 @@ class HarnessSession:
                 if run_concurrent is None:
                     raise ScenarioSkipped(
                         f"the {scenario.kind} suite does not run --concurrency "
-                        f"{self.concurrency} yet: run it without"
+                        f"{self.concurrency} yet: run it without",
+                        cause="concurrency",
                     )
                 running = run_concurrent(scenario, self.concurrency)
             else:
@@ -181,8 +183,12 @@ class HarnessSession:
             if self.concurrency > 1:
                 record["concurrency"] = result.load
         except ScenarioSkipped as exc:
-            record.update(outcome="skipped", error=str(exc))
+            record.update(outcome="skipped", error=str(exc), skip_cause=exc.cause)
             pytest.skip(str(exc))
+        except KeyboardInterrupt as exc:
+            # Stopped by a signal: not judged, not failed, and nothing to rerun for.
+            record.update(outcome="interrupted", error=str(exc) or "interrupted")
+            raise
         except BaseException as exc:
             record.update(outcome="failed", error=f"{type(exc).__name__}: {exc}")
             if isinstance(exc, TargetError | TargetConfigError):
@@ -261,11 +267,14 @@ class HarnessSession:
 
     # --- end of session -------------------------------------------------------------------
 
-    def finish(self, exitstatus: int) -> None:
+    def finish(self, exitstatus: int, *, interrupted: bool | None = None) -> None:
+        """Stop the environments, then write the reports; ``interrupted``: a signal (or
+        Ctrl-C) stopped the run, rather than a collection error (pytest's exit status 2 for
+        both; default: that status)."""
         try:
             self.close()
         finally:
-            self.write_report(exitstatus)
+            self.write_report(exitstatus, interrupted=interrupted)
 
     def close(self) -> None:
         """Stop every environment this session started (targets, fakes, links). A second
@@ -285,14 +294,18 @@ class HarnessSession:
             self._envs.clear()
             self.interrupts.restore()
 
-    def write_report(self, exitstatus: int) -> Path:
+    def write_report(self, exitstatus: int, *, interrupted: bool | None = None) -> Path:
         """``results.json`` and, beside it, ``report.html`` drawn from the same report."""
-        report = self.report(exitstatus)
+        report = self.report(exitstatus, interrupted=interrupted)
         path = write_results(report, self.report_dir / "results.json")
         write_html(report, self.report_dir / "report.html")
         return path
 
-    def report(self, exitstatus: int) -> dict[str, Any]:
+    def report(self, exitstatus: int, *, interrupted: bool | None = None) -> dict[str, Any]:
+        if interrupted is None:
+            interrupted = any(r.get("outcome") == "interrupted" for r in self.records) or (
+                int(exitstatus) == 2 and self.interrupts.exit_status is not None
+            )
         return results_report(
             self.records,
             target_file=self.target_file,
@@ -310,6 +323,7 @@ class HarnessSession:
             command_line=sys.argv,
             pytest_args=[str(arg) for arg in self.config.invocation_params.args],
             concurrency=self.concurrency,
+            interrupted=interrupted,
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
@@ -26,12 +27,16 @@ class Outcome(StrEnum):
 
 
 class Kind(StrEnum):
-    """What a verdict judges: a requirement of the registry, or a scenario's own expectation
+    """What a verdict judges: a requirement of the registry, a scenario's own expectation
     (``expect.frames``, ``expect.ledger``, ...), which is reported under its own name so that a
-    mismatch with what one scenario expects is never filed under an unrelated rule."""
+    mismatch with what one scenario expects is never filed under an unrelated rule, or whether a
+    planned fault fired."""
 
     REQUIREMENT = "requirement"
     EXPECTATION = "expectation"
+    FAULT = "fault"
+    """Whether a fault the scenario planned on a link fired (``fault.fired``): a run whose
+    fault never fired did not exercise what the scenario is built for."""
 
 
 class Verdict(BaseModel):
@@ -67,3 +72,20 @@ class Verdict(BaseModel):
         if self.observed is not None:
             lines.append(f"    observed: {self.observed}")
         return "\n".join(lines)
+
+
+_BROKEN_WORDS = {
+    Kind.REQUIREMENT: "requirement(s) broken",
+    Kind.EXPECTATION: "expectation(s) not met",
+    Kind.FAULT: "planned fault(s) that never fired",
+}
+
+
+def broken_summary(verdicts: Iterable[Verdict]) -> str:
+    """What ``verdicts`` (the failing ones of a scenario) break, counted by kind:
+    ``1 requirement(s) broken, 2 expectation(s) not met``; never a requirement count for an
+    expectation."""
+    counts = {kind: 0 for kind in Kind}
+    for verdict in verdicts:
+        counts[verdict.kind] += 1
+    return ", ".join(f"{n} {_BROKEN_WORDS[kind]}" for kind, n in counts.items() if n) or "nothing"

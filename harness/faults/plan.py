@@ -31,6 +31,10 @@ The ``when`` models live in :mod:`harness.faults.when` and the ``do`` models in
 :mod:`harness.faults.do`; this module joins them into a :class:`Fault` (checking that the action
 can fire on the trigger) and every public name is importable from here.
 
+Each fault must fire during the scenario unless it says ``optional: true``: a scenario whose
+required fault never fired (a target that bypasses the link, a trigger that never came) fails
+with a verdict of its own kind, ``fault.fired`` (:mod:`harness.faults.fired`).
+
 Matching: ``method`` (case-insensitive), ``path`` (an :func:`fnmatch.fnmatchcase` glob on the
 path without the query; ``*`` also matches ``/``), ``rpc`` (the JSON-RPC ``method`` of a JSON
 request body, e.g. ``message/stream``; a batch has none) and ``occurrence`` (1-based: which of
@@ -159,6 +163,10 @@ class Fault(_Model):
 
     when: When = When()
     do: Do
+    optional: bool = False
+    """A fault the scenario does not require to fire (a timer that a quick target may outrun,
+    say). Every other fault must fire: a run whose required fault never fired exercised
+    nothing the scenario is built for, and says so (``fault.fired``)."""
 
     @model_validator(mode="after")
     def _possible(self) -> Fault:

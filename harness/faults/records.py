@@ -13,6 +13,10 @@ proxy's own numbering:
 
 ``t`` is in seconds since the epoch given to ``set_epoch`` (a ``time.monotonic()`` value).
 
+``tls_error`` is recorded by a link that intercepts TLS (mitmproxy as a forward proxy) when a
+client's handshake with it fails, usually because the client does not trust the proxy's CA;
+``detail`` holds mitmproxy's reason. It belongs to no request.
+
 ``damage`` (on ``event`` records) says how a ``corrupt`` fault changed that event as a spec
 decoder reads it (``altered``, ``retyped``, ``merged``, ``lost``, ``unfinished``, then the
 corruption's name: see :mod:`harness.faults.shaper`); ``None`` means it reached the client as
@@ -49,7 +53,15 @@ from pydantic import BaseModel, ConfigDict
 __all__ = ["EndBy", "EndHow", "FaultRef", "LinkEvent", "LinkEventKind", "count_requests"]
 
 LinkEventKind = Literal[
-    "connect", "request", "response_headers", "first_byte", "event", "comment", "fault", "end"
+    "connect",
+    "tls_error",
+    "request",
+    "response_headers",
+    "first_byte",
+    "event",
+    "comment",
+    "fault",
+    "end",
 ]
 EndHow = Literal["clean", "fin", "rst", "refused", "upstream_error"]
 EndBy = Literal["client", "upstream", "proxy"]

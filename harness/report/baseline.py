@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from harness.faults.fired import FAULT_FIRED
 from harness.suites import REGISTRY
 from harness.suites.loading import Problem, validation_problems, yaml_documents
 from harness.verdicts import Outcome, Verdict
@@ -61,17 +62,18 @@ class KnownFailure(BaseModel):
 
     scenario: str = Field(min_length=1)
     requirement: str = Field(min_length=1)
-    """A requirement id of the registry, or an expectation's name (``expect.frames``)."""
+    """A requirement id of the registry, an expectation's name (``expect.frames``), or
+    ``fault.fired`` (a planned fault that did not fire)."""
     reason: str = Field(min_length=1)
 
     @field_validator("requirement")
     @classmethod
     def _known_requirement(cls, value: str) -> str:
-        if value in REGISTRY or _EXPECTATION.fullmatch(value):
+        if value in REGISTRY or _EXPECTATION.fullmatch(value) or value == FAULT_FIRED:
             return value
         raise ValueError(
-            f"{value!r} is neither a requirement id (streamproof list shows them) nor an "
-            "expectation name such as expect.frames"
+            f"{value!r} is neither a requirement id (streamproof list shows them), an "
+            f"expectation name such as expect.frames, nor {FAULT_FIRED}"
         )
 
     @property

@@ -1,4 +1,6 @@
-"""What a run prints for people at its end."""
+"""What a run prints for people at its end: the unmet SHOULDs, skips and warnings, the rerun
+commands and the verdict counts (the closing verdict itself is
+:func:`harness.report.results.summary_line`, which the report's header shows too)."""
 
 from __future__ import annotations
 
@@ -11,14 +13,25 @@ from harness.verdicts import Kind, Outcome
 __all__ = ["render_baseline", "render_counts", "render_skipped", "render_summary"]
 
 
-def render_counts(counts: dict[str, dict[str, int]]) -> str:
-    """``requirements: 300 passed (judged), 2 failed, ... ; expectations: ...``."""
-    req, exp = counts[Kind.REQUIREMENT.value], counts[Kind.EXPECTATION.value]
-    return (
-        f"requirements: {req['pass']} passed (judged), {req['fail']} failed, "
-        f"{req['non-strict']} SHOULD unmet, {req['not-applicable']} not applicable, "
-        f"{req['skip']} skipped; expectations: {exp['pass']} met, {exp['fail']} not met"
+def render_counts(counts: Mapping[str, Mapping[str, int]]) -> str:
+    """``requirements: 300 passed (judged), 2 failed, ...; expectations: ...; faults: ...``
+    (the faults only when a scenario planned one)."""
+    empty: dict[str, int] = {}
+    req = counts.get(Kind.REQUIREMENT.value, empty)
+    exp = counts.get(Kind.EXPECTATION.value, empty)
+    text = (
+        f"requirements: {req.get('pass', 0)} passed (judged), {req.get('fail', 0)} failed, "
+        f"{req.get('non-strict', 0)} SHOULD unmet, {req.get('not-applicable', 0)} not "
+        f"applicable, {req.get('skip', 0)} skipped; expectations: {exp.get('pass', 0)} met, "
+        f"{exp.get('fail', 0)} not met"
     )
+    faults = counts.get(Kind.FAULT.value, empty)
+    if any(faults.values()):
+        optional = faults.get("not-applicable", 0)
+        text += f"; faults: {faults.get('pass', 0)} fired, {faults.get('fail', 0)} never fired" + (
+            f", {optional} optional not fired" if optional else ""
+        )
+    return text
 
 
 def render_summary(report: Mapping[str, Any], rerun: Sequence[str] = ()) -> list[str]:
@@ -37,6 +50,12 @@ def render_summary(report: Mapping[str, Any], rerun: Sequence[str] = ()) -> list
         lines.append(f"SHOULD unmet ({len(unmet)}; they fail the run only with --strict):")
         lines += unmet
     lines += render_skipped(scenarios)
+    summary = report.get("summary") or {}
+    lines += [f"warning: {w}" for w in summary.get("warnings", [])]
+    interrupted = [s["id"] for s in scenarios if s.get("outcome") == "interrupted"]
+    if interrupted:
+        lines.append(f"interrupted, not judged: {', '.join(interrupted)}")
+    # An interrupted scenario is not offered: it did not fail, it was stopped.
     failed = [s for s in scenarios if s.get("outcome") == "failed" and not s.get("known_failure")]
     if failed and rerun:
         lines.append("rerun a failed scenario alone:")

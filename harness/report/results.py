@@ -22,7 +22,18 @@ from harness.report.provenance import provenance
 from harness.suites import REGISTRY
 from harness.verdicts import Kind, Outcome
 
-__all__ = ["REPORT_VERSION", "dumps_results", "results_report", "verdict_counts", "write_results"]
+__all__ = [
+    "FAILURE_COUNTS",
+    "REPORT_VERSION",
+    "dumps_results",
+    "failure_counts",
+    "nothing_judged",
+    "results_report",
+    "skip_warnings",
+    "summary_line",
+    "verdict_counts",
+    "write_results",
+]
 
 REPORT_VERSION = 2
 """2: a scenario where everything held keeps its suite's summary as ``observation`` and its
@@ -51,6 +62,7 @@ def results_report(
     concurrency: int = 1,
     workers: int | None = None,
     shard: Mapping[str, Any] | None = None,
+    interrupted: bool | None = None,
 ) -> dict[str, Any]:
     """The report of one run from its per-scenario records. ``targets``: per scenario kind, the
     target its environment ran (``Environment.target_info``); ``command_line`` (default
@@ -62,8 +74,15 @@ def results_report(
     that ran keeps its latency figures under that load in its record's ``concurrency``.
     ``workers``: how many parallel workers ran the scenarios (``-n``; None when they ran in
     this process), in ``environment.workers``; ``shard``: which part of the selection this run
-    was (``--shard``), in ``environment.shard`` and, as ``I/N``, ``summary.shard``."""
+    was (``--shard``), in ``environment.shard`` and, as ``I/N``, ``summary.shard``.
+    ``interrupted``: the run was stopped by a signal (default: pytest's exit status 2).
+
+    ``summary.ok`` is true only when no scenario failed (with a baseline: none but by known
+    failures), the run was not interrupted, and something was judged; the failure counts say
+    why it is false (:func:`failure_counts`), and :func:`summary_line` says it in one line."""
     outcomes = [r.get("outcome", "failed") for r in records]
+    if interrupted is None:
+        interrupted = int(exitstatus) == 2
     per_requirement: dict[str, dict[str, Any]] = {}
     for record in records:
         for verdict in record.get("verdicts", []):
@@ -74,29 +93,30 @@ def results_report(
             entry[verdict["outcome"]] += 1
             if verdict["outcome"] in (Outcome.FAIL.value, Outcome.NON_STRICT.value):
                 entry["scenarios"].append(record["id"])
-    must_failures = sum(
-        1
-        for r in records
-        for v in r.get("verdicts", [])
-        if v["outcome"] == Outcome.FAIL.value and v.get("kind") != Kind.EXPECTATION.value
-    )
     counts = verdict_counts(records)
     # A scenario whose enforced failures are all in the baseline fails its checks (it counts
     # in ``failed``) but not the run.
     gate_failed = any(
         r.get("outcome", "failed") == "failed" and not r.get("known_failure") for r in records
     )
+    nothing = nothing_judged(records)
     summary: dict[str, Any] = {
         "scenarios": len(records),
         "passed": outcomes.count("passed"),
         "failed": outcomes.count("failed"),
         "skipped": outcomes.count("skipped"),
-        "must_failures": must_failures,
-        "target_errors": sum(1 for r in records if r.get("target_error")),
-        "ok": not gate_failed and int(exitstatus) != 2,
-        "interrupted": int(exitstatus) == 2,
+        **failure_counts(records, strict=strict),
+        "ok": not gate_failed and not interrupted and nothing is None,
+        "interrupted": interrupted,
         "verdicts": counts,
     }
+    if outcomes.count("interrupted"):
+        summary["interrupted_scenarios"] = outcomes.count("interrupted")
+    warnings = skip_warnings(records)
+    if warnings:
+        summary["warnings"] = warnings
+    if nothing is not None:
+        summary["error"] = nothing
     if baseline is not None:
         summary["baseline"] = baseline_summary(baseline, records, strict=strict)
     if shard is not None:
@@ -136,6 +156,91 @@ def results_report(
     if concurrency > 1:
         report["concurrency"] = concurrency
     return report
+
+
+FAILURE_COUNTS: tuple[tuple[str, str], ...] = (
+    ("must_failures", "MUST requirement(s) broken"),
+    ("should_failures", "SHOULD requirement(s) unmet (--strict)"),
+    ("expectation_failures", "expectation(s) not met"),
+    ("fault_failures", "planned fault(s) that never fired"),
+    ("target_errors", "scenario(s) whose target could not be started or reached"),
+    ("scenario_errors", "scenario(s) that ended in an error"),
+)
+"""The summary's failure counts, each with how a person reads it."""
+
+
+def failure_counts(records: Sequence[Mapping[str, Any]], *, strict: bool) -> dict[str, int]:
+    """Why scenarios failed, counted: failed verdicts by kind (a requirement's MUST, its SHOULD
+    when ``strict`` enforces it, a scenario's own expectation, a planned fault that never
+    fired), scenarios whose target could not be started or reached, and scenarios that ended
+    in another error before they were judged. Known failures of a baseline count too."""
+    out = {key: 0 for key, _ in FAILURE_COUNTS}
+    for record in records:
+        if record.get("target_error"):
+            out["target_errors"] += 1
+        elif record.get("outcome") == "failed" and "verdicts" not in record:
+            out["scenario_errors"] += 1
+        for verdict in record.get("verdicts", []):
+            kind = verdict.get("kind", Kind.REQUIREMENT.value)
+            outcome = verdict.get("outcome")
+            if outcome == Outcome.FAIL.value:
+                key = {
+                    Kind.EXPECTATION.value: "expectation_failures",
+                    Kind.FAULT.value: "fault_failures",
+                }.get(kind, "must_failures")
+                out[key] += 1
+            elif outcome == Outcome.NON_STRICT.value and strict:
+                out["should_failures"] += 1
+    return out
+
+
+def nothing_judged(records: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why nothing was judged, when every scenario of the run was skipped (``None`` when a
+    scenario ran, or none was selected: that is a usage error of its own)."""
+    if not records or any(r.get("outcome") != "skipped" for r in records):
+        return None
+    reasons: dict[str, int] = {}
+    for record in records:
+        reason = str(record.get("error") or "no reason given")
+        reasons[reason] = reasons.get(reason, 0) + 1
+    listed = "; ".join(f"{n} skipped: {why}" for why, n in reasons.items())
+    return f"nothing was judged: every selected scenario ({len(records)}) was skipped ({listed})"
+
+
+WARNED_SKIPS = frozenset({"engine"})
+"""Skip causes a run warns about even when other scenarios ran: a fault engine that is missing
+or cannot carry out a plan (the scenario would have run with another install or engine), unlike
+a capability the target does not declare, which is the target's own statement."""
+
+
+def skip_warnings(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per reason scenarios were skipped for want of an engine or a component."""
+    by_reason: dict[str, list[str]] = {}
+    for record in records:
+        if record.get("outcome") == "skipped" and record.get("skip_cause") in WARNED_SKIPS:
+            by_reason.setdefault(str(record.get("error")), []).append(str(record.get("id")))
+    return [
+        f"{len(ids)} scenario(s) not judged: {why} ({', '.join(ids)})"
+        for why, ids in by_reason.items()
+    ]
+
+
+def summary_line(summary: Mapping[str, Any]) -> str:
+    """The run's verdict in one line, naming what failed: ``OK: 12 scenario(s) passed, 1
+    skipped``, or ``FAILED: 2 MUST requirement(s) broken, 1 expectation(s) not met``. The
+    console's closing line and the report's header both say this."""
+    if summary.get("ok"):
+        skipped = summary.get("skipped", 0)
+        known = summary.get("baseline", {}).get("known", 0) if summary.get("baseline") else 0
+        extra = f", {skipped} skipped" if skipped else ""
+        extra += f", {known} known failure(s) of the baseline" if known else ""
+        return f"OK: {summary.get('passed', 0)} scenario(s) passed{extra}"
+    parts = [f"{summary[key]} {words}" for key, words in FAILURE_COUNTS if summary.get(key, 0) > 0]
+    if summary.get("interrupted"):
+        parts.append("interrupted")
+    if summary.get("error") and not parts:
+        parts.append(str(summary["error"]).splitlines()[0])
+    return "FAILED: " + (", ".join(parts) if parts else "see the scenarios")
 
 
 def verdict_counts(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:

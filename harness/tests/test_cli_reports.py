@@ -253,6 +253,13 @@ def test_ctrl_c_during_an_a2a_client_turn_exits_130_and_leaves_no_client(tmp_pat
     code, output = _interrupt(argv, mark, signal.SIGINT)
     assert code == 130, output[-3000:]
     _interrupted_report(reports)
+    # the scenario the signal stopped is interrupted, not failed, and no rerun is offered
+    report = json.loads((reports / "results.json").read_text())
+    (scenario,) = report["scenarios"]
+    assert scenario["outcome"] == "interrupted", scenario
+    assert report["summary"]["failed"] == 0 and report["summary"]["interrupted_scenarios"] == 1
+    assert "rerun a failed scenario alone" not in output
+    assert "interrupted, not judged: a2a_client/summary-survives-proxy-timeout" in output
 
 
 def test_sigterm_to_plain_pytest_with_the_plugin_cleans_up_too(tmp_path: Path) -> None:
@@ -352,8 +359,9 @@ def test_the_gateway_suite_report_is_small_and_a_failure_keeps_its_whole_observa
     # bound grows with the suite but a scenario that keeps a whole observation it should not
     # (tens of KB) still breaks it. Plus 2 KB a scenario for its timeline (issue 13): measured
     # 1.84 KB on average on this run (27 scenarios, 0.9 to 11.2 KB, the runaway tool loop the
-    # largest), rounded up for the run-to-run spread of how frames fall into bursts.
-    assert size < (7_700 + 2_000) * len(report["scenarios"]), size
+    # largest), rounded up for the run-to-run spread of how frames fall into bursts. Plus 0.4 KB
+    # a scenario for issue 23's verdicts (GW-PROXY-HONOURED on each, fault.fired on each fault).
+    assert size < (7_700 + 2_000 + 400) * len(report["scenarios"]), size
     assert all("timeline" in s for s in report["scenarios"])  # every scenario that ran
     # report.html beside it: the bundled suites' page stays under 1 MB (these are the gateway
     # suite's scenarios, about half of all; 22 KB a scenario, timeline included), and is what
@@ -548,3 +556,55 @@ def test_a_timeline_that_fails_to_draw_leaves_the_verdicts_and_says_why(
     assert record["timeline_error"] == "KeyError: 'model'"
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "the timeline could not be drawn: KeyError: &#39;model&#39;" in page
+
+
+# --- issue 23: bad input and a run that judged nothing ------------------------------------------
+
+
+def test_a_bad_target_files_run_folder_holds_a_junit_xml_naming_it(tmp_path: Path) -> None:
+    target = tmp_path / "target.yaml"
+    target.write_text("kind: gateway\nport: nope\n", encoding="utf-8")
+    scenario = ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml"
+    reports = tmp_path / "r"
+    run = _cli("run", str(scenario), "--target", str(target), "--report-dir", str(reports))
+    assert run.returncode == 2, run.stderr
+    junit = (reports / "latest" / "junit.xml").read_text(encoding="utf-8")
+    assert f'name="{target}"' in junit and '<error message="' in junit
+    summary = json.loads((reports / "results.json").read_text(encoding="utf-8"))["summary"]
+    assert summary["ok"] is False and summary["error"] in run.stderr
+    assert str(target) in summary["error"]
+
+
+def test_a_bad_scenario_files_report_carries_its_file_line_and_message(tmp_path: Path) -> None:
+    """Beside a good file (so the session ran and wrote its report) and alone (nothing ran)."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "id: gateway/bad\ntitle: bad\nrequirements: [GW-NOPE]\nmodel:\n  - chunks: [hi]\n"
+        "request: hi\n",
+        encoding="utf-8",
+    )
+    good = ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml"
+    expected = f"{bad}:3: requirements: unknown requirement id(s): GW-NOPE"
+    for name, paths in (("beside", [str(bad), str(good)]), ("alone", [str(bad)])):
+        reports = tmp_path / name
+        run = _cli("run", *paths, "--report-dir", str(reports), "-q")
+        assert run.returncode == 2, run.stdout[-2000:] + run.stderr
+        summary = json.loads((reports / "results.json").read_text(encoding="utf-8"))["summary"]
+        assert summary["ok"] is False and summary["interrupted"] is False, summary
+        assert expected in summary["error"] and expected in run.stderr, summary["error"]
+        junit = (reports / "latest" / "junit.xml").read_text(encoding="utf-8")
+        assert "<error" in junit and "GW-NOPE" in junit
+        assert "pytest stopped with exit status" not in run.stderr
+
+
+def test_a_run_that_judged_nothing_exits_2_with_the_skip_reasons(tmp_path: Path) -> None:
+    target = ROOT / "harness" / "tests" / "independent" / "done-only-gateway.yaml"
+    scenario = ROOT / "scenarios" / "gateway" / "multi_agent.yaml"  # needs multi_agent
+    reports = tmp_path / "r"
+    run = _cli("run", str(scenario), "--target", str(target), "--report-dir", str(reports), "-q")
+    assert run.returncode == 2, run.stdout[-2000:] + run.stderr
+    assert "nothing was judged: every selected scenario (2) was skipped" in run.stderr
+    assert "does not declare multi_agent" in run.stderr
+    summary = json.loads((reports / "results.json").read_text(encoding="utf-8"))["summary"]
+    assert summary["ok"] is False and summary["skipped"] == 2
+    assert "streamproof: FAILED: nothing was judged" in run.stdout

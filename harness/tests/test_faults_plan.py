@@ -234,6 +234,13 @@ def test_possible_combinations_are_accepted(action: Any, when: dict[str, Any]) -
     parse_plan([{"when": when, "do": action}])
 
 
+def test_a_fault_is_required_to_fire_unless_it_says_optional() -> None:
+    required, optional = parse_plan([{"do": "rst"}, {"do": "rst", "optional": True}])
+    assert required.optional is False and optional.optional is True
+    with pytest.raises(PlanError, match=r"\[0\]\.optional"):
+        parse_plan([{"do": "rst", "optional": "sometimes"}])
+
+
 def test_plan_must_be_a_list() -> None:
     with pytest.raises(PlanError, match="list of faults"):
         parse_plan({"do": "rst"})

@@ -324,3 +324,47 @@ def test_error_only_client_fails(tmp_path: Path) -> None:
     assert code == 1, output
     assert failures(report), output
     assert "A2A-C-STATUS" in failed_requirements(report), "\n".join(failures(report))
+
+
+# --- issue 23: the seed's own ending at the bound, and a trailing delta --------------------------
+
+
+def test_the_seeds_silent_end_at_the_run_bound_is_only_a_should(tmp_path: Path) -> None:
+    """The seed's controller on timeout (emitter.onTimeout(sub::dispose)): dispose, close, no
+    frame. In the black hole that leaves a draft on screen; GW-RUN-BOUND-ERROR (SHOULD) alone
+    says so, and the run passes without --strict."""
+    require_module("google.adk")
+    require_module("mitmproxy")
+    code, output, report = run_suite(
+        GATEWAY_SCENARIOS / "corporate_proxy_idle.yaml", "seed-timeout-gateway.yaml", tmp_path
+    )
+    assert not failures(report), "\n".join(failures(report)) + "\n" + output
+    assert code == 0, output
+    black = verdicts_of(report, "gateway/corporate-proxy-black-hole")
+    assert [v["outcome"] for v in black["GW-RUN-BOUND"]] == ["pass"]
+    assert [v["outcome"] for v in black["GW-RUN-BOUND-ERROR"]] == ["non-strict"]
+    assert [v["outcome"] for v in black["GW-STREAM-TERMINAL"]] == ["not-applicable"]
+    assert [v["outcome"] for v in black["fault.fired"]] == ["pass"]
+    unmet = {
+        (s["id"], v["requirement"])
+        for s in report["scenarios"]
+        for v in s.get("verdicts", [])
+        if v.get("outcome") == "non-strict"
+    }
+    assert unmet == {("gateway/corporate-proxy-black-hole", "GW-RUN-BOUND-ERROR")}
+    assert report["summary"]["ok"] is True
+
+
+def test_a_gateway_that_resends_the_answer_as_a_trailing_delta_fails_double_render(
+    tmp_path: Path,
+) -> None:
+    require_module("google.adk")
+    code, output, report = run_suite(
+        GATEWAY_SCENARIOS / "worked_example.yaml", "trailing-delta-gateway.yaml", tmp_path
+    )
+    assert code == 1, output
+    assert failed_requirements(report) == {"GW-NO-DOUBLE-RENDER", "expect.frames"}, failures(report)
+    (verdict,) = verdicts_of(report, "gateway/one-tool-call-streamed")["GW-NO-DOUBLE-RENDER"]
+    assert "repeats the answer already settled" in verdict["message"]
+    assert report["summary"]["must_failures"] == 1
+    assert report["summary"]["expectation_failures"] == 1

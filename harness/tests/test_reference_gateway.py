@@ -846,6 +846,57 @@ async def test_mutant_aggregate_as_delta(
 
 
 @on_module_loop
+async def test_mutant_delta_after_message(
+    gateways: GatewayFactory, model: FakeModel, tools: FakeTools
+) -> None:
+    load(model, tools, WORKED_EXAMPLE)
+    chat = await (await gateways("delta-after-message")).chat(new_session())
+    answer = "".join(ANSWER_CHUNKS)
+    assert types_of(chat.frames)[-3:] == ["message", "delta", "done"]
+    assert chat.frames[-3].data["text"] == chat.frames[-2].data["text"] == answer
+    ids = [int(f.id) for f in chat.frames]
+    assert ids == sorted(set(ids))  # fresh ids: only the trailing delta is wrong
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then let go)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+@on_module_loop
+async def test_mutant_ignore_proxy(model: FakeModel, tools: FakeTools) -> None:
+    """Behind a proxy nothing listens on, the reference's model call goes to the proxy and
+    fails; the mutant drops the proxy variables and reaches the model directly."""
+    proxy = f"http://127.0.0.1:{_closed_port()}"
+    env = {
+        "HTTP_PROXY": proxy,
+        "HTTPS_PROXY": proxy,
+        "http_proxy": proxy,
+        "https_proxy": proxy,
+        "NO_PROXY": "",
+        "no_proxy": "",
+    }
+    answers: dict[str | None, tuple[list[str], int]] = {}
+    for bug in (None, "ignore-proxy"):
+        gateway = await start_gateway(model, tools, bug=bug, env=env)
+        try:
+            load(model, tools, turns({"chunks": ["Hello."]}))
+            chat = await gateway.chat(new_session(), limit_s=30)
+            answers[bug] = (types_of(chat.frames), len(model.calls))
+        finally:
+            await gateway.stop()
+        gateway.stderr_path.unlink()
+    frames, calls = answers[None]
+    assert calls == 0 and frames[-1] == "error"  # the proxy was honoured, and is not there
+    assert answers["ignore-proxy"] == (["delta", "message", "done"], 1)
+
+
+@on_module_loop
 async def test_mutant_tool_call_from_partial(
     gateways: GatewayFactory, model: FakeModel, tools: FakeTools
 ) -> None:

@@ -68,6 +68,7 @@ with warnings.catch_warnings():
     from mitmproxy import http
     from mitmproxy.connection import Client, ConnectionState
     from mitmproxy.master import Master
+    from mitmproxy.tls import TlsData
 
 __all__ = ["PlanAddon"]
 
@@ -200,6 +201,22 @@ class PlanAddon(ExchangeRecords):
         detail = f"{peer[0]}:{peer[1]}" if peer else ""
         self.records.append(
             LinkEvent(t=self._now(), link=self.link, connection=conn, kind="connect", detail=detail)
+        )
+
+    def tls_failed_client(self, data: TlsData) -> None:
+        """The client's TLS handshake with the proxy failed: it does not trust the CA the
+        proxy intercepts with (or it spoke no TLS at all)."""
+        client = data.context.client
+        if not self._mine(client):
+            return
+        self.records.append(
+            LinkEvent(
+                t=self._now(),
+                link=self.link,
+                connection=self._connections.get(client.id, -1),
+                kind="tls_error",
+                detail=str(data.conn.error or "the TLS handshake failed"),
+            )
         )
 
     def client_disconnected(self, client: Client) -> None:

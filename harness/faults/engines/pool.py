@@ -43,7 +43,9 @@ class EnginePool:
             try:
                 await self.get(name)
             except EngineUnavailable as exc:
-                raise ScenarioSkipped(f"this scenario needs engine {name}: {exc}") from None
+                raise ScenarioSkipped(
+                    f"this scenario needs engine {name}: {exc}", cause="engine"
+                ) from None
 
     async def get(self, name: str) -> Engine:
         """Engine ``name``, started on first use."""

@@ -30,6 +30,7 @@ from harness.fakes.a2a import RPC_PATH, FakeA2AServer
 from harness.fakes.a2a.ledger import A2ALedger
 from harness.faults.engines import FaultLink
 from harness.faults.engines.pool import EnginePool
+from harness.faults.fired import judge_fault_plan
 from harness.faults.plan import Fault
 from harness.faults.records import LinkEvent
 from harness.protocol import a2a
@@ -191,7 +192,8 @@ class A2AClientEnvironment:
         if problems:
             raise ScenarioSkipped(
                 f"the run's engine {self.engines.default} cannot carry out this scenario's "
-                f"plan: {'; '.join(problems)}"
+                f"plan: {'; '.join(problems)}",
+                cause="engine",
             )
         await self.engines.ready(chosen.values())
         await self._use_engine(chosen["a2a"])
@@ -252,13 +254,19 @@ class A2AClientEnvironment:
             reply=scenario.reply.text if scenario.reply is not None else None,
             follow_up=scenario.client.follow_up,
         )
-        return A2AClientScenarioResult(observation, tuple(check_a2a_client(observation)))
+        verdicts = judge_fault_plan(
+            check_a2a_client(observation),
+            {"a2a": scenario.links.a2a},
+            {"a2a": observation.link_events or ()},
+            scenario.requirements,
+        )
+        return A2AClientScenarioResult(observation, tuple(verdicts))
 
     def _skip_unless_declared(self, scenario: A2AClientScenario) -> None:
         missing = scenario.missing_needs(self.target.declared)
         if missing:
             reason = missing_reason(self.target.name, missing, (), CLIENT_CAPABILITIES)
-            raise ScenarioSkipped(reason)
+            raise ScenarioSkipped(reason or f"needs {', '.join(missing)}")
 
     def _observe(
         self,
@@ -306,7 +314,7 @@ class A2AClientEnvironment:
         self._skip_unless_declared(scenario)
         why = untaggable(scenario)
         if why is not None:
-            raise ScenarioSkipped(f"not run with --concurrency {k}: {why}")
+            raise ScenarioSkipped(f"not run with --concurrency {k}: {why}", cause="concurrency")
         await self.engines.ready([self.engines.default])
         await self._use_engine(self.engines.default)
         link = self.link

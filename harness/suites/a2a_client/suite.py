@@ -15,7 +15,7 @@ from harness.suites.a2a_client.target import ClientTarget
 from harness.suites.a2a_client.target import load_client_target as load_target
 from harness.suites.a2a_client.timeline import timeline
 from harness.texts import compress
-from harness.verdicts import Verdict
+from harness.verdicts import Verdict, broken_summary
 
 if TYPE_CHECKING:
     from harness.suite_interface import Environment
@@ -75,7 +75,7 @@ def render_failure(scenario_id: str, result: Any, failing: list[Verdict]) -> str
     """What a failed client scenario shows: the broken rules, then the call's timeline."""
     obs = result.observation
     lines = [
-        f"scenario {scenario_id} on target {obs.target}: {len(failing)} requirement(s) broken",
+        f"scenario {scenario_id} on target {obs.target}: {broken_summary(failing)}",
         *(verdict.render() for verdict in failing),
         "",
         obs.timeline(),

@@ -16,7 +16,7 @@ from harness.durations import on_both_clocks
 from harness.fakes.records import ModelCall, ToolCall
 from harness.faults.records import LinkEvent
 from harness.suites.gateway.profiles.wire import FrameMapping, OnDisconnect, ProfileName
-from harness.suites.gateway.scenario import GatewayExpect, GatewayLimits
+from harness.suites.gateway.scenario import GatewayExpect, GatewayLimits, ModelPath
 
 __all__ = [
     "AuthProbe",
@@ -136,12 +136,19 @@ class GatewayObservation(_Record):
     ``run_timeout``, never below a floor that protects verdicts under load."""
     target_log: str = ""
     """The tail of the target's stdout and stderr, when the harness started it."""
-    model_link_buffers: bool = False
-    """The model link held each model response until it ended (``model_path:
-    buffering-proxy``): the gateway got every chunk at once, whatever it does."""
+    model_path: ModelPath = "direct"
+    """How the gateway was told to reach the model (the scenario's ``model_path``): directly,
+    or through a corporate proxy named by ``HTTPS_PROXY`` (``forward-proxy``; a proxy that
+    buffers each response whole: ``buffering-proxy``)."""
     run_bound_s: float | None = None
     """The run bound the gateway was given (real seconds, ``STREAMPROOF_RUN_TIMEOUT``) when the
     target declares that it honours it; ``None``: no bound to judge against."""
+
+    @property
+    def model_link_buffers(self) -> bool:
+        """The model link held each model response until it ended (``model_path:
+        buffering-proxy``): the gateway got every chunk at once, whatever it does."""
+        return self.model_path == "buffering-proxy"
 
     def stream_wait(self) -> str:
         """How long the stream was given to end, on both clocks (``10.00s (60s scenario

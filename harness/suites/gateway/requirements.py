@@ -52,28 +52,31 @@ GATEWAY: list[Requirement] = [
     _gw(
         "GW-FRAME-ID-FRESH",
         SHOULD,
-        "Each frame gets a fresh id, so ids strictly increase along the stream.",
+        "Each frame gets a fresh id, even the message and the tool_call sent for one event "
+        "(the one pair GW-FRAME-ID-COUNTER lets share an id).",
         "A gateway: Event to Server-Sent Events",
     ),
     _gw(
         "GW-STREAM-TERMINAL",
         MUST,
         "The stream ends with a done or error frame, nothing follows done, and no draft is "
-        "left on screen when it ends.",
+        "left on screen when it ends (a stream the gateway's own run bound ends is "
+        "GW-RUN-BOUND-ERROR's to judge).",
         "A gateway: Event to Server-Sent Events; The client: append, then replace",
     ),
     _gw(
         "GW-FRAME-SEQUENCE",
         MUST,
         "The frames of a turn follow the seed's order: tool_call then tool_result for each "
-        "tool step, and the deltas of streamed text before the message that settles them.",
+        "tool step (deltas after the message that settles them are GW-NO-DOUBLE-RENDER's).",
         "Worked example: one tool call, streamed",
     ),
     _gw(
         "GW-NO-DOUBLE-RENDER",
         MUST,
-        "Replaying the seed's reducer renders each answer once: deltas build the draft, the "
-        "message replaces it, and no text is appended twice.",
+        "Replaying the seed's reducer frame by frame, no screen shows an answer twice: deltas "
+        "build the draft, the message replaces it, no text is appended twice and no delta "
+        "repeats an answer already settled.",
         "The client: append, then replace; Failure modes: Double rendering",
     ),
     _gw(
@@ -154,7 +157,8 @@ GATEWAY: list[Requirement] = [
         "GW-ERROR-FRAME",
         MUST,
         "A run that fails (a model error before or during the stream, an exception, a run "
-        "stopped by its LLM-call budget) ends with an error frame, never a hang or a bare done.",
+        "stopped by its LLM-call budget) ends with an error frame, never a hang or a bare done "
+        "(a run still going at the gateway's run bound is GW-RUN-BOUND's).",
         "A gateway: Event to Server-Sent Events",
     ),
     _gw(
@@ -208,6 +212,17 @@ GATEWAY: list[Requirement] = [
         "exactly once: none lost, none stored twice.",
         "Inside SSE mode: chunk, partial, aggregate, persist (the aggregate is the record); "
         "Failure modes: Orphaned runs",
+    ),
+    _gw(
+        "GW-PROXY-HONOURED",
+        MUST,
+        "On a corporate-proxy path every model call goes through the proxy named by "
+        "HTTPS_PROXY, and the gateway trusts the proxy's CA given in SSL_CERT_FILE: no model "
+        "call bypasses it, none fails TLS to it, and at least one reaches the model through it.",
+        "streamproof's gateway contract (README: The contract, Through a corporate proxy), not "
+        "the seed: the seed's gateway calls the model itself (runner.runAsync), so the path to "
+        "the model is the gateway's, and a scenario's faults on that path reach only a gateway "
+        "that takes it",
     ),
     _gw(
         "GW-AUTH",

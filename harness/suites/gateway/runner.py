@@ -30,6 +30,7 @@ from harness.fakes.records import MARKER_PLACEHOLDER, ModelCall, ToolCall
 from harness.fakes.tools import FakeTools
 from harness.faults.engines import FaultLink
 from harness.faults.engines.pool import EnginePool
+from harness.faults.fired import judge_fault_plan
 from harness.faults.records import LinkEvent
 from harness.sse import Decoder
 from harness.suites.gateway.checks.concurrency import Session, concurrency_verdicts
@@ -273,7 +274,8 @@ class GatewayEnvironment:
         if problems:
             raise ScenarioSkipped(
                 f"the run's engine {self.engines.default} cannot carry out this scenario's "
-                f"plan: {'; '.join(problems)}"
+                f"plan: {'; '.join(problems)}",
+                cause="engine",
             )
         await self.engines.ready(chosen.values())
         run_bound = self.scale(scenario.limits.gateway_run_timeout)
@@ -350,7 +352,13 @@ class GatewayEnvironment:
             # let it finish before the next scenario loads a new script, so runs never mix.
             await self._wait_quiet(self._horizon(scenario), t0)
         observation = self.observe(scenario, gateway, turn, session_error, marker)
-        return ScenarioResult(observation, tuple(check_gateway(observation)))
+        verdicts = judge_fault_plan(
+            check_gateway(observation),
+            scenario.links.plans(),
+            observation.link_events,
+            scenario.requirements,
+        )
+        return ScenarioResult(observation, tuple(verdicts))
 
     async def run_concurrent(self, scenario: GatewayScenario, k: int) -> ConcurrentResult:
         """``scenario`` as ``k`` sessions at once against this one gateway (``--concurrency``;
@@ -360,7 +368,7 @@ class GatewayEnvironment:
         gateway = await self.prepare(scenario)
         why = untaggable(scenario)
         if why is not None:
-            raise ScenarioSkipped(f"not run with --concurrency {k}: {why}")
+            raise ScenarioSkipped(f"not run with --concurrency {k}: {why}", cause="concurrency")
         token = secrets.token_hex(4)
         markers = [session_marker(i, token) for i in range(k)]
         secret = f"SP-SECRET-{secrets.token_hex(8)}"
@@ -581,7 +589,7 @@ class GatewayEnvironment:
             stream_wait_s=turn.stream_wait,
             target_log=gateway.log(),
             run_bound_s=self._run_bound if "run_timeout" in self.target.declared else None,
-            model_link_buffers=scenario.model_path == "buffering-proxy",
+            model_path=scenario.model_path,
         )
 
     async def wait_quiet_after(self, scenario: GatewayScenario, t0: float) -> None:

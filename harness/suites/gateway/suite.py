@@ -13,7 +13,7 @@ from harness.suites.gateway.scenario import GatewayScenario
 from harness.suites.gateway.target import DEFAULT_TARGET, GatewayTarget, load_target
 from harness.suites.gateway.timeline import timeline
 from harness.texts import compress
-from harness.verdicts import Verdict
+from harness.verdicts import Verdict, broken_summary
 
 if TYPE_CHECKING:
     from harness.suite_interface import Environment
@@ -98,13 +98,11 @@ def render_failure(scenario_id: str, result: Any, failing: list[Verdict]) -> str
         # full is in results.json).
         lines = [
             f"scenario {scenario_id} on target {obs.target}: {diagnosis}",
-            f"{len(failing)} requirement(s) broken as a result: "
+            f"{broken_summary(failing)} as a result: "
             + ", ".join(f"[{v.requirement} {v.level.value}]" for v in failing),
         ]
     else:
-        lines = [
-            f"scenario {scenario_id} on target {obs.target}: {len(failing)} requirement(s) broken"
-        ]
+        lines = [f"scenario {scenario_id} on target {obs.target}: {broken_summary(failing)}"]
         lines += [verdict.render() for verdict in failing]
     lines.append("")
     lines.append(

@@ -4,6 +4,13 @@
 prints ``independent-gateway listening on http://127.0.0.1:NNNN``. Endpoints: ``GET /healthz``,
 ``POST /chat/{sessionId}`` (typed SSE frames) and ``GET /history/{sessionId}`` (the stored ADK
 events). No NONE mode, no auth, no sub-agents.
+
+Two variants of it are small gateways of their own (``main``'s options, each with a module and a
+target file): ``run_bound``, the seed's ``new SseEmitter(120_000L)`` with
+``emitter.onTimeout(sub::dispose)``: at ``STREAMPROOF_RUN_TIMEOUT`` seconds the run is disposed
+and the stream closed, with no frame at all, as the seed's controller does; and
+``trailing_delta``, broken on purpose: a final answer's text goes out once more as a ``delta``
+after its ``message`` (the browser shows it twice until ``done``).
 """
 
 from __future__ import annotations
@@ -31,6 +38,9 @@ WATCH_INTERVAL_S: Final = 0.1
 RUNNER_KEY: Final = web.AppKey("runner", Runner)
 SESSIONS_KEY: Final = web.AppKey("sessions", InMemorySessionService)
 BROKEN_HISTORY_KEY: Final = web.AppKey("broken_history", bool)
+RUN_BOUND_KEY: Final = web.AppKey("run_bound", float)
+"""Seconds after which a run is disposed (0: no bound)."""
+TRAILING_DELTA_KEY: Final = web.AppKey("trailing_delta", bool)
 
 
 async def lookupOrder(orderId: str) -> dict[str, Any]:
@@ -110,8 +120,10 @@ def _text(ev: Event) -> str:
     return "".join(part.text or "" for part in ev.content.parts)
 
 
-async def _send(resp: web.StreamResponse, n: int, ev: Event) -> None:
-    """One ADK event to its frames, exactly as the seed's ``send``."""
+async def _send(resp: web.StreamResponse, n: int, ev: Event, *, trailing_delta: bool) -> int:
+    """One ADK event to its frames, exactly as the seed's ``send`` (``trailing_delta``: and a
+    final answer once more as a delta, with an id of its own, the broken variant); how many
+    more ids of the counter it took."""
     text = _text(ev)
     calls = ev.get_function_calls()
     if ev.error_code is not None:
@@ -135,9 +147,20 @@ async def _send(resp: web.StreamResponse, n: int, ev: Event) -> None:
             "message",
             {"author": ev.author, "id": ev.id, "text": text, "final": ev.is_final_response()},
         )
+        if trailing_delta:
+            await _frame(resp, n + 1, "delta", {"author": ev.author, "text": text})
+            return 1
+    return 0
 
 
-async def _stream_run(runner: Runner, session_id: str, text: str, resp: web.StreamResponse) -> None:
+async def _stream_run(
+    runner: Runner,
+    session_id: str,
+    text: str,
+    resp: web.StreamResponse,
+    *,
+    trailing_delta: bool = False,
+) -> None:
     config = RunConfig(streaming_mode=StreamingMode.SSE, max_llm_calls=20)
     message = types.Content(role="user", parts=[types.Part(text=text)])
     seq = 0
@@ -147,7 +170,7 @@ async def _stream_run(runner: Runner, session_id: str, text: str, resp: web.Stre
     try:
         async for ev in events:
             seq += 1
-            await _send(resp, seq, ev)
+            seq += await _send(resp, seq, ev, trailing_delta=trailing_delta)
     except BrowserGone:
         return
     except Exception:
@@ -174,12 +197,21 @@ async def chat(request: web.Request) -> web.StreamResponse:
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
     )
     await resp.prepare(request)
-    run = asyncio.create_task(_stream_run(request.app[RUNNER_KEY], session_id, text, resp))
+    app = request.app
+    run = asyncio.create_task(
+        _stream_run(app[RUNNER_KEY], session_id, text, resp, trailing_delta=app[TRAILING_DELTA_KEY])
+    )
+    loop = asyncio.get_running_loop()
+    bound = app[RUN_BOUND_KEY]
+    deadline = loop.time() + bound if bound > 0 else None
     try:
-        # Dispose the run when the browser goes away, even while no bytes flow.
+        # Dispose the run when the browser goes away, even while no bytes flow, and at the
+        # run bound (emitter.onTimeout(sub::dispose): the run ends, and nothing is sent).
         while not run.done():
             await asyncio.wait({run}, timeout=WATCH_INTERVAL_S)
-            if not run.done() and _browser_gone(request):
+            if not run.done() and (
+                _browser_gone(request) or (deadline is not None and loop.time() >= deadline)
+            ):
                 run.cancel()
                 break
     finally:
@@ -207,12 +239,16 @@ async def healthz(_request: web.Request) -> web.Response:
     return web.Response(text="ok")
 
 
-def make_app(*, broken_history: bool = False) -> web.Application:
+def make_app(
+    *, broken_history: bool = False, run_bound: float = 0.0, trailing_delta: bool = False
+) -> web.Application:
     runner, sessions = build_runner()
     app = web.Application()
     app[RUNNER_KEY] = runner
     app[SESSIONS_KEY] = sessions
     app[BROKEN_HISTORY_KEY] = broken_history
+    app[RUN_BOUND_KEY] = run_bound
+    app[TRAILING_DELTA_KEY] = trailing_delta
     app.router.add_get("/healthz", healthz)
     app.router.add_post("/chat/{sessionId}", chat)
     app.router.add_get("/history/{sessionId}", history)
@@ -232,10 +268,20 @@ async def serve(app: web.Application, name: str = "independent-gateway") -> None
         await runner.cleanup()
 
 
-def main(*, broken_history: bool = False, name: str = "independent-gateway") -> None:
+def main(
+    *,
+    broken_history: bool = False,
+    run_bound: bool = False,
+    trailing_delta: bool = False,
+    name: str = "independent-gateway",
+) -> None:
+    """Serve until interrupted; ``run_bound``: honour ``STREAMPROOF_RUN_TIMEOUT`` (the seed's
+    120 s when unset) as the seed's controller does."""
     broken = broken_history or os.environ.get("INDEPENDENT_BROKEN_HISTORY") == "1"
+    bound = float(os.environ.get("STREAMPROOF_RUN_TIMEOUT") or 120.0) if run_bound else 0.0
+    app = make_app(broken_history=broken, run_bound=bound, trailing_delta=trailing_delta)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(make_app(broken_history=broken), name))
+        asyncio.run(serve(app, name))
 
 
 if __name__ == "__main__":

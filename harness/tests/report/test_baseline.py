@@ -65,6 +65,12 @@ def test_a_good_file_loads_with_its_entries(tmp_path: Path) -> None:
         baseline.entries[0].reason = "changed"  # type: ignore[misc]
 
 
+def test_a_fault_that_never_fired_may_be_a_known_failure() -> None:
+    text = "known_failures:\n  - {scenario: gateway/a, requirement: fault.fired, reason: r}\n"
+    (entry,) = parse_baseline(text, "b.yaml").entries
+    assert entry.requirement == "fault.fired"
+
+
 def test_an_empty_list_is_a_baseline_with_no_entry() -> None:
     assert parse_baseline("known_failures: []\n", "b.yaml").entries == ()
 

@@ -225,7 +225,8 @@ def test_the_header_says_failed_with_the_counts_target_time_scale_and_command() 
     assert header.classes == {"verdict", "failed"}
     text = " ".join(header.all_text().split())
     for expected in (
-        "2 MUST failures",  # one of them known; the summary counts it (baseline: helper C)
+        "2 MUST requirement(s) broken",  # one known; the summary counts it (baseline: helper C)
+        "FAILED: 2 MUST requirement(s) broken, 1 expectation(s) not met",
         "1 SHOULD unmet",
         "1 skipped scenarios",
         "1 not applicable",

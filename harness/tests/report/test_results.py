@@ -85,3 +85,96 @@ def test_an_empty_report_is_valid_json() -> None:
         exitstatus=2,
     )
     assert json.loads(dumps_results(report)) == report
+
+
+# --- the summary a gate reads ------------------------------------------------------------------
+
+
+def _verdict(requirement: str, outcome: Outcome, kind: Kind = Kind.REQUIREMENT) -> dict[str, Any]:
+    level = Level.SHOULD if outcome is Outcome.NON_STRICT else Level.MUST
+    verdict = Verdict(requirement=requirement, level=level, outcome=outcome, message="m", kind=kind)
+    return verdict.model_dump(mode="json", exclude_defaults=True)
+
+
+def _summary(records: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+    options: dict[str, Any] = {"strict": False, "exitstatus": 1, **kw}
+    summary: dict[str, Any] = results_report(
+        records,
+        target_file=None,
+        bug=None,
+        time_scale=0.1,
+        started_at=dt.datetime(2025, 1, 1, tzinfo=dt.UTC),
+        duration_s=1.0,
+        **options,
+    )["summary"]
+    return summary
+
+
+def test_the_summary_counts_every_kind_of_failure_and_ok_agrees() -> None:
+    from harness.report.results import summary_line
+
+    records = [
+        {"id": "a", "outcome": "failed", "verdicts": [_verdict("GW-AUTH", Outcome.FAIL)]},
+        {
+            "id": "b",
+            "outcome": "failed",
+            "verdicts": [_verdict("expect.frames", Outcome.FAIL, Kind.EXPECTATION)],
+        },
+        {
+            "id": "c",
+            "outcome": "failed",
+            "verdicts": [_verdict("fault.fired", Outcome.FAIL, Kind.FAULT)],
+        },
+        {"id": "d", "outcome": "failed", "error": "TargetError: x", "target_error": True},
+        {"id": "e", "outcome": "failed", "error": "TimeoutError: no end"},
+        {"id": "f", "outcome": "passed", "verdicts": [_verdict("GW-ID", Outcome.NON_STRICT)]},
+    ]
+    summary = _summary(records)
+    assert {k: summary[k] for k in summary if k.endswith(("_failures", "_errors"))} == {
+        "must_failures": 1,
+        "should_failures": 0,  # not enforced without --strict
+        "expectation_failures": 1,
+        "fault_failures": 1,
+        "target_errors": 1,
+        "scenario_errors": 1,
+    }
+    assert summary["ok"] is False and summary["failed"] == 5
+    line = summary_line(summary)
+    assert line.startswith("FAILED: 1 MUST requirement(s) broken, 1 expectation(s) not met, ")
+    assert "1 planned fault(s) that never fired" in line and "0 " not in line
+    # only an expectation failed: the counts still say so, never "0 MUST failures" alone
+    only = _summary(records[1:2])
+    assert only["must_failures"] == 0 and only["expectation_failures"] == 1
+    assert summary_line(only) == "FAILED: 1 expectation(s) not met"
+    strict = _summary(records[5:], strict=True)
+    assert strict["should_failures"] == 1
+
+
+def test_a_run_whose_every_scenario_was_skipped_judged_nothing() -> None:
+    skipped = [
+        {"id": "a", "outcome": "skipped", "error": "needs engine x", "skip_cause": "engine"},
+        {"id": "b", "outcome": "skipped", "error": "needs engine x", "skip_cause": "engine"},
+    ]
+    summary = _summary(skipped, exitstatus=0)
+    assert summary["ok"] is False
+    assert summary["error"].startswith("nothing was judged: every selected scenario (2)")
+    assert "2 skipped: needs engine x" in summary["error"]
+    assert summary["warnings"] == ["2 scenario(s) not judged: needs engine x (a, b)"]
+    ran = [{"id": "c", "outcome": "passed", "verdicts": []}, *skipped[:1]]
+    summary = _summary(ran, exitstatus=0)
+    assert summary["ok"] is True and "error" not in summary
+    assert summary["warnings"] == ["1 scenario(s) not judged: needs engine x (a)"]
+    declared = [{"id": "d", "outcome": "skipped", "error": "no auth", "skip_cause": "capability"}]
+    assert "warnings" not in _summary([ran[0], *declared], exitstatus=0)
+
+
+def test_an_interrupted_scenario_is_neither_failed_nor_passed() -> None:
+    records = [
+        {"id": "a", "outcome": "passed", "verdicts": []},
+        {"id": "b", "outcome": "interrupted", "error": "interrupted by SIGINT"},
+    ]
+    summary = _summary(records, exitstatus=2, interrupted=True)
+    assert summary["failed"] == 0 and summary["interrupted_scenarios"] == 1
+    assert summary["ok"] is False and summary["interrupted"] is True
+    # a collection error is pytest's exit status 2 too, but no interrupt
+    assert _summary(records[:1], exitstatus=2, interrupted=False)["interrupted"] is False

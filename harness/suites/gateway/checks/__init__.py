@@ -37,6 +37,7 @@ from harness.suites.gateway.checks.persistence import (
     persist_matches_message_verdicts,
 )
 from harness.suites.gateway.checks.progress import streams_progressively_verdicts
+from harness.suites.gateway.checks.proxy import proxy_honoured_verdicts
 from harness.suites.gateway.checks.reducer import ReducerState, reduce, replay
 from harness.suites.gateway.checks.rendering import (
     answer_as_message_verdicts,
@@ -77,6 +78,7 @@ __all__ = [
     "no_half_record_verdicts",
     "persist_aggregates_verdicts",
     "persist_matches_message_verdicts",
+    "proxy_honoured_verdicts",
     "reduce",
     "replay",
     "run_bound_error_verdicts",

@@ -42,6 +42,7 @@ from harness.suites.gateway.checks.persistence import (
     no_half_record_verdicts,
     persist_aggregates_verdicts,
 )
+from harness.suites.gateway.checks.proxy import proxy_honoured_verdicts
 from harness.suites.gateway.checks.run_bound import run_bound_verdicts
 from harness.suites.gateway.checks.tools import (
     llm_budget_verdicts,
@@ -404,6 +405,7 @@ ADK_EVENTS_CHECKS: tuple[Callable[[GatewayObservation], list[Verdict]], ...] = (
     dispose_verdicts,
     dispose_idle_verdicts,
     run_bound_verdicts,
+    proxy_honoured_verdicts,
     auth_verdicts,
     history_isolation_verdicts,
     raw_expectation_verdicts,

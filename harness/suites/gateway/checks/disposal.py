@@ -15,7 +15,9 @@ The seed also says why: "a closed tab cancels the upstream Flowable instead of l
 call running". While nothing flows (a model that stalls or thinks) a gateway that notices a
 disconnect only at its next send keeps the model call open for as long as the quiet lasts; the
 seed's own Spring ``SseEmitter`` is such a gateway. Noticing it sooner (handler cancellation,
-a heartbeat) is GW-DISPOSE-IDLE, a SHOULD, judged only when that quiet outlasted the bound.
+a heartbeat) is GW-DISPOSE-IDLE, a SHOULD, judged only when that quiet outlasted the bound,
+and only on a run that GW-DISPOSE did not already find undisposed: a run never disposed is one
+failure, the MUST's.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from harness.requirements import from_violations, not_applicable
 from harness.suites.gateway.checks.persistence import event_text
 from harness.suites.gateway.observation import GatewayObservation
 from harness.texts import short, squash
-from harness.verdicts import Verdict
+from harness.verdicts import Outcome, Verdict
 
 MIN_BOUND = 0.5
 """Seconds: the scaled bound never shrinks below this (the runner waits the same)."""
@@ -177,6 +179,15 @@ def dispose_idle_verdicts(obs: GatewayObservation) -> list[Verdict]:
                 rid,
                 "not judged: the gateway had something to send within the bound of the "
                 "browser leaving (GW-DISPOSE judges that)",
+            )
+        ]
+    if it.at_once and any(v.outcome is Outcome.FAIL for v in dispose_verdicts(obs)):
+        return [
+            not_applicable(
+                rid,
+                "not judged: the run was not disposed even by the gateway's next send, "
+                "GW-DISPOSE's failure; noticing the closed tab sooner, while nothing flowed, "
+                "is moot",
             )
         ]
     bound_text = it.bound_text

@@ -22,6 +22,7 @@ from harness.suites.gateway.checks.frames import (
     no_stream,
     sequence,
 )
+from harness.suites.gateway.checks.run_bound import bound_note, open_at_bound
 from harness.suites.gateway.observation import GatewayObservation, ModelCall
 from harness.verdicts import Verdict
 
@@ -160,7 +161,9 @@ def error_frame_verdicts(obs: GatewayObservation) -> list[Verdict]:
 
     The seed's ``onError``: ``frame(emitter, seq.incrementAndGet(), "error",
     "{\\"retryable\\":true}"); emitter.complete();``. A model error (an HTTP error status, or an
-    error in the middle of the stream) fails the run unless the model client retried it.
+    error in the middle of the stream) fails the run unless the model client retried it. A run
+    still going at the gateway's declared bound that ends there without an error frame is the
+    bound's ending, judged by GW-RUN-BOUND and GW-RUN-BOUND-ERROR alone.
     """
     rid = "GW-ERROR-FRAME"
     if (skipped := no_stream(obs, rid)) is not None:
@@ -183,8 +186,13 @@ def error_frame_verdicts(obs: GatewayObservation) -> list[Verdict]:
     reasons = _run_failure_reasons(obs)
     if not reasons:
         return [*notes, not_applicable(rid, "not judged: the run did not fail")]
-    problems: list[str] = []
     error = next((f for f in obs.frames if f.event == "error"), None)
+    bound = open_at_bound(obs)
+    if bound is not None and error is None:
+        # Still going at its bound (a model client retrying, say): the bound ended the run,
+        # and GW-RUN-BOUND-ERROR alone says whether that ending shows an error.
+        return [*notes, not_applicable(rid, bound_note(obs, bound))]
+    problems: list[str] = []
     done = next((f for f in obs.frames if f.event == "done"), None)
     if error is None:
         bare = " (a bare done)" if done is not None else ""

@@ -20,9 +20,10 @@ from typing import Any
 from harness.faults.records import LinkEvent
 from harness.requirements import from_violations, not_applicable
 from harness.suites.gateway.checks.reducer import replay
+from harness.suites.gateway.checks.run_bound import bound_note, open_at_bound
 from harness.suites.gateway.observation import Frame, GatewayObservation
 from harness.suites.gateway.scenario import FRAME_TYPES
-from harness.texts import compress, short, squash
+from harness.texts import compress, short
 from harness.verdicts import Verdict
 
 __all__ = [
@@ -437,46 +438,49 @@ def frame_id_counter_verdicts(obs: GatewayObservation) -> list[Verdict]:
 
 
 def frame_id_fresh_verdicts(obs: GatewayObservation) -> list[Verdict]:
-    """SHOULD: a fresh id per frame. The seed's own controller shares one id between the
-    ``message`` and ``tool_call`` of an event, so this is a SHOULD, never the MUST."""
-    if (skipped := no_frames(obs, "GW-FRAME-ID-FRESH")) is not None:
+    """SHOULD: a fresh id even for the ``message`` and ``tool_call`` of one event.
+
+    The seed's own controller takes one number per ADK event, so the ``message`` and the
+    ``tool_call`` it sends for one function-call event with text share it: GW-FRAME-ID-COUNTER
+    allows exactly that and nothing else. A browser that reconnects with that id cannot tell
+    which of the two it saw, hence this SHOULD. Every other id problem (none, one that is no
+    counter, a repeat, a step back) is the MUST's alone; a stream with no such pair numbered by
+    a counter has nothing to judge here.
+    """
+    rid = "GW-FRAME-ID-FRESH"
+    if (skipped := no_frames(obs, rid)) is not None:
         return skipped
-    sharing: dict[str, list[Frame]] = {}
-    for frame in obs.frames:
-        if frame.id:
-            sharing.setdefault(frame.id, []).append(frame)
-    problems: list[str] = []
-    first_bad: Frame | None = None
-    previous: int | None = None
-    for frame in obs.frames:
-        found = len(problems)
-        if not frame.id:
-            problems.append(f"{label(frame)} carries no id")
-            first_bad = first_bad or frame
-            continue
-        group = sharing[frame.id]
-        number = _int_id(frame)
-        if len(group) > 1 and frame is group[1]:
-            frames_ = ", ".join(f"#{f.index} ({f.event})" for f in group)
-            problems.append(
-                f"frames {frames_} share id {frame.id}: a browser that reconnects with "
-                f"Last-Event-ID: {frame.id} cannot tell which of them it saw"
+    pairs = [
+        (previous, frame)
+        for previous, frame in zip(obs.frames, obs.frames[1:], strict=False)
+        if _shares_event(previous, frame)
+        and previous.id_line
+        and frame.id_line
+        and _int_id(previous) is not None  # an id that is no counter is the MUST's
+    ]
+    if not pairs:
+        return [
+            not_applicable(
+                rid,
+                "not judged: no message came with a tool_call of its event (the one pair of "
+                "frames that may share an id)",
             )
-        elif frame is group[0] and number is not None and previous is not None:
-            if number <= previous:
-                problems.append(f"{label(frame)} is not above the previous id {previous}")
-        if number is not None:
-            previous = number
-        if len(problems) > found and first_bad is None:
-            first_bad = frame
+        ]
+    shared = [(p, f) for p, f in pairs if p.id == f.id]
+    problems = [
+        f"{label(p)} and {label(f)} share id {f.id}: a browser that reconnects with "
+        f"Last-Event-ID: {f.id} cannot tell which of them it saw"
+        for p, f in shared
+    ]
     return [
         from_violations(
-            "GW-FRAME-ID-FRESH",
+            rid,
             problems,
-            rule="each frame should get a fresh id, so ids strictly increase along the stream",
-            ok="every frame has a fresh, strictly increasing id",
+            rule="each frame should get a fresh id, even the message and the tool_call sent for "
+            "one event",
+            ok=f"{len(pairs)} message(s) sent with a tool_call, each with an id of its own",
             observed=" ".join(f.id or "-" for f in obs.frames) or "(no frames)",
-            at=first_bad.t if first_bad is not None else None,
+            at=shared[0][1].t if shared else None,
         )
     ]
 
@@ -492,12 +496,19 @@ def stream_terminal_verdicts(obs: GatewayObservation) -> list[Verdict]:
     other common bug: a half-rendered sentence that stays on screen after the run failed."
     ``error`` then ``done`` (an error event on a run that completes) and two ``error`` frames
     (an error event followed by an exception) are both what the seed's controller sends.
+
+    A stream the gateway's own run bound ended without a terminal frame is not judged here:
+    the seed's controller does exactly that (``emitter.onTimeout(sub::dispose)``), and
+    GW-RUN-BOUND and GW-RUN-BOUND-ERROR judge that ending (:func:`.run_bound.open_at_bound`).
     """
     if (skipped := no_stream(obs, "GW-STREAM-TERMINAL")) is not None:
         return skipped
     response = obs.response
     if response.end == "client-closed":
         return [left_early(obs, "GW-STREAM-TERMINAL")]
+    bound = open_at_bound(obs)
+    if bound is not None and not ended_with_terminal_frame(obs):
+        return [not_applicable("GW-STREAM-TERMINAL", bound_note(obs, bound))]
     problems: list[str] = []
     at: float | None = None  # when it showed: a frame after done, else the end of the wait
     if response.end == "timeout":
@@ -586,62 +597,36 @@ def _tool_result_problems(obs: GatewayObservation) -> list[tuple[float, str]]:
     return problems
 
 
-def _text_order_problems(frames: Sequence[Frame]) -> list[tuple[float, str]]:
-    """A ``message`` sent before the deltas that spell it: the aggregate must close the
-    streamed text ("append deltas to a draft, then replace the draft with the message");
-    each with the time of that message."""
-    problems: list[tuple[float, str]] = []
-    for i, frame in enumerate(frames):
-        d = payload_dict(frame) if frame.event == "message" else None
-        if d is None or not isinstance(d.get("text"), str) or not squash(d["text"]):
-            continue
-        author, text = d.get("author"), squash(d["text"])
-        before = ""
-        for prior in reversed(frames[:i]):
-            q = payload_dict(prior) or {}
-            if prior.event != "delta" or q.get("author") != author:
-                break
-            before = str(q.get("text", "")) + before
-        if before and squash(before) == text:
-            continue  # this message settles its own deltas; the next ones are a new answer
-        later = ""
-        for after in frames[i + 1 :]:
-            p = payload_dict(after) or {}
-            if after.event != "delta" or p.get("author") != author:
-                break
-            later += str(p.get("text", ""))
-        if later and squash(later) == text:
-            problems.append(
-                (frame.t, f"{label(frame)} comes before the deltas that spell its text")
-            )
-    return problems
-
-
 def frame_sequence_verdicts(obs: GatewayObservation) -> list[Verdict]:
-    """The seed's order: a tool result answers a call shown before it, and a message closes
-    the deltas that spell it (never precedes them).
+    """The seed's order: a tool result answers a call shown before it.
 
     The worked example: ``tool_call``, ``tool_result``, three ``delta``, ``message``, ``done``.
     ADK runs tools only from the aggregated function-call event, so a ``tool_result`` always
-    follows its ``tool_call``; the aggregate follows its partials. (That the stream ends with
-    ``done`` or ``error`` is GW-STREAM-TERMINAL's rule; the scenario's own ``expect.frames`` is
-    judged as that expectation.)
+    follows its ``tool_call``. The aggregate follows its partials too, but a delta after the
+    message that settles its text is a double render (the screen shows the message and a draft
+    of it), GW-NO-DOUBLE-RENDER's alone. (That the stream ends with ``done`` or ``error`` is
+    GW-STREAM-TERMINAL's rule; the scenario's own ``expect.frames`` is judged as that
+    expectation.)
     """
     rid = "GW-FRAME-SEQUENCE"
     if (skipped := no_frames(obs, rid)) is not None:
         return skipped
     kinds = {f.event for f in obs.frames}
-    streamed_text = "delta" in kinds and "message" in kinds
-    if not (kinds & {"tool_call", "tool_result"}) and not streamed_text:
-        return [not_applicable(rid, "not judged: no tool step and no streamed text in this stream")]
-    found = _tool_result_problems(obs) + _text_order_problems(obs.frames)
+    if not kinds & {"tool_call", "tool_result"}:
+        return [
+            not_applicable(
+                rid,
+                "not judged: no tool step in this stream (deltas against their message are "
+                "GW-NO-DOUBLE-RENDER's)",
+            )
+        ]
+    found = _tool_result_problems(obs)
     problems = [text for _, text in found]
     return [
         from_violations(
             rid,
             problems,
-            rule="every tool_result follows a tool_call it answers, and a message follows the "
-            "deltas that spell it",
+            rule="every tool_result follows a tool_call it answers",
             ok=f"frame order {sequence(obs.frames)}",
             observed=sequence(obs.frames),
             at=min((t for t, _ in found), default=None),

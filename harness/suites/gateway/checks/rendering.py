@@ -8,7 +8,6 @@ boundaries", so every text comparison here ignores whitespace (:func:`squash`).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,7 +20,7 @@ from harness.suites.gateway.checks.frames import (
     sequence,
     terminal_error_frame,
 )
-from harness.suites.gateway.checks.reducer import Draft, replay
+from harness.suites.gateway.checks.screen import double_render_problems, typed_frame_screens
 from harness.suites.gateway.observation import Frame, GatewayObservation, ModelCall
 from harness.texts import repeated, short, squash
 from harness.verdicts import Verdict
@@ -64,166 +63,22 @@ def _clean(call: ModelCall) -> bool:
     return call.completed and call.error_sent is None and call.finish_reason_sent in (None, "STOP")
 
 
-def _raw_prefix(text: str, squashed_length: int) -> str:
-    """The shortest prefix of ``text`` holding ``squashed_length`` non-whitespace characters."""
-    seen = 0
-    for i, ch in enumerate(text):
-        if seen == squashed_length:
-            return text[:i]
-        if not ch.isspace():
-            seen += 1
-    return text
-
-
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 # --- GW-NO-DOUBLE-RENDER -----------------------------------------------------------------------
 
 
-def _draft_problem(frame: Frame, draft: Draft, sent: Sequence[str]) -> str:
-    shown = squash(draft.text)
-    best = max(sent, key=lambda t: _common_prefix(shown, squash(t)), default="")
-    k = _common_prefix(shown, squash(best))
-    rest = shown[k:]
-    seen = f"after {label(frame)} the draft of {draft.author!r} reads {short(draft.text, 80)}"
-    target = squash(best)
-    if k and rest and (target.startswith(rest) or rest.startswith(target)):
-        again = draft.text[len(_raw_prefix(draft.text, k)) :]
-        return f"{seen}: the draft shows {short(again.strip() or again, 80)} twice"
-    if not sent:
-        return f"{seen}, but the model sent no text for {draft.author!r}"
-    return f"{seen}, which is not how any model text for {draft.author!r} begins"
-
-
-def _in_order(part: str, whole: str) -> bool:
-    """Whether ``part``'s characters all occur in ``whole`` in the same order."""
-    rest = iter(whole)
-    return all(ch in rest for ch in part)
-
-
-def _draft_problems(obs: GatewayObservation) -> list[str]:
-    problems: list[str] = []
-    faulted = link_faulted_calls(obs)
-    reported: Draft | None = None
-    for frame, state in zip(obs.frames, replay(obs.frames), strict=True):
-        draft = state.draft
-        if draft is None:
-            reported = None
-            continue
-        if frame.event != "delta":
-            continue
-        if reported is not None and reported.author == draft.author:
-            if draft.text.startswith(reported.text):
-                continue  # the same draft keeps growing: reported once
-        sent = [c.text_sent for c in obs.model_calls if _by(c, draft.author) and c.text_sent]
-        if any(squash(t).startswith(squash(draft.text)) for t in sent):
-            reported = None
-            continue
-        if any(
-            _in_order(squash(draft.text), squash(c.text_sent))
-            for c in obs.model_calls
-            if c.index in faulted and _by(c, draft.author)
-        ):
-            # The model link swallowed some of that answer on the way (a stall): the draft
-            # is the rest of it, in order, which is all the gateway got.
-            reported = None
-            continue
-        problems.append(_draft_problem(frame, draft, sent))
-        reported = draft
-    return problems
-
-
-def _message_problems(obs: GatewayObservation) -> list[str]:
-    """An answer shown in more message frames than the model said it.
-
-    Counted per author and whitespace-folded text: whole ``message`` frames with the text, plus
-    runs of two or more consecutive messages that together spell it (a gateway that sent each
-    chunk as a message and then the aggregate). A message that is a model text repeated is
-    reported too (the deltas and the aggregate joined into one message).
-    """
-    messages = _texts(obs.frames, "message")
-    problems: list[str] = []
-    authors = sorted({m.author for m in messages}, key=lambda a: (a is not None, a or ""))
-    for author in authors:
-        said = Counter(
-            squash(c.text_sent) for c in obs.model_calls if _by(c, author) and squash(c.text_sent)
-        )
-        completed = {squash(c.text_sent) for c in obs.model_calls if _by(c, author) and c.completed}
-        completed.discard("")
-        mine = [m for m in messages if m.author == author]
-        shown: dict[str, list[str]] = {}
-        for m in mine:
-            shown.setdefault(squash(m.text), []).append(f"#{m.frame.index}")
-        for run in _runs(obs.frames, author):
-            for i in range(len(run)):
-                for j in range(i + 2, len(run) + 1):
-                    joined = squash("".join(m.text for m in run[i:j]))
-                    if joined in completed:
-                        span = f"#{run[i].frame.index}-#{run[j - 1].frame.index}"
-                        shown.setdefault(joined, []).append(span)
-        for text, where in shown.items():
-            if text in completed and len(where) > said[text]:
-                original = next(
-                    c.text_sent
-                    for c in obs.model_calls
-                    if _by(c, author) and squash(c.text_sent) == text
-                )
-                problems.append(
-                    f"the answer {short(original)} from {author!r} is rendered {len(where)} times "
-                    f"(message frames {', '.join(where)}) but the model said it {said[text]} "
-                    "time(s)"
-                )
-        for m in mine:
-            text = squash(m.text)
-            if text in said:
-                continue
-            for t in completed:
-                if (
-                    len(text) > len(t)
-                    and len(text) % len(t) == 0
-                    and text == t * (len(text) // len(t))
-                ):
-                    problems.append(
-                        f"{label(m.frame)} shows the answer {short(_raw_prefix(m.text, len(t)))} "
-                        f"{len(text) // len(t)} times in one message"
-                    )
-                    break
-    return problems
-
-
-def _runs(frames: Sequence[Frame], author: str | None) -> list[list[_Text]]:
-    """Runs of ``author``'s message frames not separated by a tool_call, tool_result, error,
-    done, or another author's message (deltas in between do not break a run)."""
-    runs: list[list[_Text]] = [[]]
-    for frame in frames:
-        if frame.event == "delta":
-            continue
-        text = _texts([frame], "message")
-        if text and text[0].author == author:
-            runs[-1].append(text[0])
-        elif runs[-1]:
-            runs.append([])
-    return [r for r in runs if len(r) >= 2]
-
-
 def double_render_verdicts(obs: GatewayObservation) -> list[Verdict]:
-    """Replaying the seed's reducer renders each answer once.
+    """Replaying the seed's reducer renders each answer once, on every screen.
 
     "Double rendering. The client appends deltas and then appends the aggregate." A gateway
-    causes it when a delta repeats text already in the draft (e.g. the aggregate sent as one
-    more delta), or when the same answer arrives in two ``message`` frames. After every delta,
-    the draft must be the beginning of something the model sent for that author.
+    causes it when a delta repeats text already in the draft (the aggregate sent as one more
+    delta), when a delta after its answer's message starts a draft of that same answer (the
+    message and the draft side by side until ``done``), or when the same answer arrives in two
+    ``message`` frames. Judged on the screens after every frame (:mod:`.screen`).
     """
     if (skipped := no_stream(obs, "GW-NO-DOUBLE-RENDER")) is not None:
         return skipped
-    if not any(f.event in ("delta", "message") for f in obs.frames):
+    screens = typed_frame_screens(obs.frames)
+    if not any(s.messages or s.drafts for s in screens):
         return [not_applicable("GW-NO-DOUBLE-RENDER", "not judged: no text frame was rendered")]
     if not obs.model_calls:
         return [
@@ -232,18 +87,19 @@ def double_render_verdicts(obs: GatewayObservation) -> list[Verdict]:
                 "not judged: no model calls were recorded, so what the model said is unknown",
             )
         ]
-    problems = _draft_problems(obs) + _message_problems(obs)
-    final = replay(obs.frames)[-1] if obs.frames else None
-    rendered = [short(m.text, 40) for m in final.messages] if final is not None else []
+    problems = double_render_problems(screens, obs.model_calls, link_faulted_calls(obs))
+    rendered = [short(m.text, 40) for m in screens[-1].messages]
     return [
         from_violations(
             "GW-NO-DOUBLE-RENDER",
-            problems,
+            [p.text for p in problems],
             rule="with the seed's reducer (append deltas to a draft, replace the draft with the "
-            "message) every answer must render once: a delta carries only new text, and an "
-            "answer is not sent again as a second message",
+            "message) every answer must render once on every screen: a delta carries only new "
+            "text of an answer still to come, and an answer is not sent again, as a second "
+            "message or as a delta after its message",
             ok="each answer rendered once",
             observed=f"rendered messages: {', '.join(rendered) or '(none)'}",
+            at=min((p.t for p in problems), default=None),
         )
     ]
 

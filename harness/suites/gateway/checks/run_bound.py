@@ -14,6 +14,10 @@ nothing to show here and is not applicable. Then, within the bound plus a tolera
 must have ended and every model call must be closed (MUST); and the stream should carry an
 error frame, so the browser's draft is cleared (SHOULD: the seed's own controller only disposes
 on timeout and never says why).
+
+A stream still open at the bound is judged here once: the rules on how any stream ends
+(GW-STREAM-TERMINAL, GW-ERROR-FRAME) leave it to these two unless it ended with a terminal
+frame (:func:`open_at_bound`), and a stream that never ended is GW-RUN-BOUND's failure alone.
 """
 
 from __future__ import annotations
@@ -84,6 +88,42 @@ def _both(obs: GatewayObservation, real_s: float) -> str:
     return on_both_clocks(real_s, obs.time_scale)
 
 
+def open_at_bound(obs: GatewayObservation) -> float | None:
+    """The run bound (real seconds) when the stream was still open when the gateway's declared
+    bound came (it ended at or after it, or never): how such a stream ends is the bound's
+    doing, judged once, by GW-RUN-BOUND (it ends, in time) and GW-RUN-BOUND-ERROR (with an
+    error frame). ``None``: no bound declared, the browser left, no event stream, or the stream
+    ended before the bound.
+
+    The gateway's clock starts when it gets the request, after the harness's: a stream its
+    bound ended ends at or after the bound on the harness's clock."""
+    bound = obs.run_bound_s
+    response = obs.response
+    if bound is None or obs.disconnected_at is not None:
+        return None
+    if response.status is None or response.end in ("not-sse", "refused", "client-closed"):
+        return None
+    if response.end in _ENDED and response.elapsed <= bound:
+        return None
+    return bound
+
+
+def bound_note(obs: GatewayObservation, bound: float) -> str:
+    """Why a rule about how the stream ends leaves a bound-ended stream to GW-RUN-BOUND and
+    GW-RUN-BOUND-ERROR (a sentence for a not-applicable verdict)."""
+    ended = (
+        f"ended at {_both(obs, obs.response.elapsed)} without a done or error frame"
+        if obs.response.end in _ENDED
+        else "never ended"
+    )
+    return (
+        f"not judged: the stream was still open at the gateway's run bound of {_both(obs, bound)} "
+        f"(STREAMPROOF_RUN_TIMEOUT) and {ended}: that the bound ends the run is GW-RUN-BOUND's "
+        "rule and that it ends with an error frame is GW-RUN-BOUND-ERROR's (a SHOULD: the seed's "
+        "controller only disposes on timeout, emitter.onTimeout(sub::dispose), sending nothing)"
+    )
+
+
 def run_bound_verdicts(obs: GatewayObservation) -> list[Verdict]:
     """GW-RUN-BOUND: at its bound the run is stopped, model call closed, stream ended."""
     reached = _reached(obs)
@@ -133,13 +173,19 @@ def run_bound_error_verdicts(obs: GatewayObservation) -> list[Verdict]:
     reached = _reached(obs)
     if isinstance(reached, str):
         return [not_applicable(SHOULD_ID, reached)]
+    if reached.stream_end is None:
+        return [
+            not_applicable(
+                SHOULD_ID,
+                f"not judged: the stream never ended (still open after {obs.stream_wait()}), so "
+                "no frame ended it: GW-RUN-BOUND judges that",
+            )
+        ]
     frames = list(obs.frames)
     errors = [f for f in frames if f.event == "error"]
     after_error = [f.event for f in frames[frames.index(errors[-1]) + 1 :]] if errors else []
     problems: list[str] = []
-    if reached.stream_end is None:
-        problems.append("the stream never ended, so no error frame closed it")
-    elif not errors:
+    if not errors:
         seen = " ".join(f.event for f in frames[-4:]) or "no frames"
         problems.append(f"the stream ended without an error frame (last frames: {seen})")
     elif any(e != "done" for e in after_error):

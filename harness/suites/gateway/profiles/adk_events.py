@@ -21,6 +21,7 @@ from harness.suites.gateway.checks import (
     llm_budget_verdicts,
     no_half_record_verdicts,
     persist_aggregates_verdicts,
+    proxy_honoured_verdicts,
     run_bound_verdicts,
     sse_response_verdicts,
     tool_once_verdicts,
@@ -84,6 +85,9 @@ _RAW: dict[str, Rule] = {
     ),
     "GW-RUN-BOUND": judged(
         "a run still going at its bound is stopped", on_wire(run_bound_verdicts)
+    ),
+    "GW-PROXY-HONOURED": judged(
+        "on a proxy path every model call goes through HTTPS_PROXY", on_wire(proxy_honoured_verdicts)
     ),
     "GW-AUTH": judged("the endpoints need a valid bearer token", on_wire(auth_verdicts)),
     "GW-HISTORY-ISOLATION": judged(

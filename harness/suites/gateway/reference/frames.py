@@ -73,7 +73,7 @@ def event_frames(event: Event, bug: str | None = None) -> list[Frame]:
             return [("delta", {"author": author, "text": text})]
         if bug == "tidy-message-text":
             text = " ".join(text.split())  # mutant: the message is no longer the aggregate
-        return [
+        settled: list[Frame] = [
             (
                 "message",
                 {
@@ -84,6 +84,10 @@ def event_frames(event: Event, bug: str | None = None) -> list[Frame]:
                 },
             )
         ]
+        if bug == "delta-after-message":
+            # mutant: the finished answer goes out once more as a delta after its message
+            settled.append(("delta", {"author": author, "text": text}))
+        return settled
     return []
 
 

@@ -29,6 +29,10 @@ BUGS: Final[Mapping[str, str]] = {
         "the non-partial text event is sent as a delta (appended) instead of a message: "
         "double rendering"
     ),
+    "delta-after-message": (
+        "the finished answer is sent again as one more delta after its message: the browser "
+        "shows the message and a new draft of the same answer until done clears it"
+    ),
     "tool-call-from-partial": (
         "a tool_call frame is also sent for partial events that carry function calls"
     ),
@@ -70,6 +74,11 @@ BUGS: Final[Mapping[str, str]] = {
     "bare-done-on-failure": (
         "a failed run ends with done: error events and exceptions are not shown as errors"
     ),
+    "ignore-proxy": (
+        "the proxy variables (HTTPS_PROXY, HTTP_PROXY) are dropped: on a corporate-proxy path "
+        "every model call goes straight to the model instead of through the proxy, and TLS to "
+        "it fails, the proxy's CA being the only one trusted"
+    ),
     "no-run-timeout": (
         "the run has no bound (the SseEmitter's 120 s): a model stream that goes quiet without "
         "closing, a black hole, holds the run and the browser's stream for ever"
@@ -104,6 +113,7 @@ BUGS: Final[Mapping[str, str]] = {
 
 INTENDED: Final[Mapping[str, str]] = {
     "aggregate-as-delta": "GW-NO-DOUBLE-RENDER",
+    "delta-after-message": "GW-NO-DOUBLE-RENDER",
     "tool-call-from-partial": "GW-TOOL-CALL-FROM-AGGREGATE",
     "act-on-partial-calls": "GW-TOOL-ONCE",
     "leak-tool-payload": "GW-NO-TOOL-LEAK",
@@ -127,6 +137,7 @@ INTENDED: Final[Mapping[str, str]] = {
     "tidy-message-text": "GW-PERSIST-MATCHES-MESSAGE",
     "bare-done-on-failure": "GW-ERROR-FRAME",
     "no-run-timeout": "GW-RUN-BOUND",
+    "ignore-proxy": "GW-PROXY-HONOURED",
     "shared-draft": "GW-CONC-NO-CROSSTALK",
     "last-session-wins": "GW-CONC-HISTORY-PER-SESSION",
     "global-turn-lock": "GW-CONC-STREAMS-END",

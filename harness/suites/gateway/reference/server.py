@@ -78,6 +78,8 @@ __all__ = [
 PROG: Final = "streamproof-gateway"
 LISTEN_HOST: Final = "127.0.0.1"
 SHUTDOWN_GRACE_S: Final = 2.0
+PROXY_VARIABLES: Final = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
+"""The forward proxy the model client honours (google-genai's aiohttp session reads them)."""
 
 
 async def serve(settings: Settings, *, on_listening: Callable[[int], None]) -> None:
@@ -180,6 +182,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
+    if settings.bug == "ignore-proxy":
+        # Mutant: the proxy variables are dropped before the model client reads them, so every
+        # model call goes straight to GOOGLE_GEMINI_BASE_URL, past the corporate proxy.
+        for name in PROXY_VARIABLES:
+            os.environ.pop(name, None)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_OneLineFormatter(f"{PROG}: %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])

@@ -9,6 +9,7 @@ The fake model answers in 200 ms steps; the assertions compare arrival times wit
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 import time
 from collections.abc import AsyncIterator
@@ -82,6 +83,27 @@ async def stream(
 
 def kinds(events: list[Any], kind: str) -> list[Any]:
     return [e for e in events if e.kind == kind]
+
+
+async def test_a_client_that_does_not_trust_the_proxys_ca_is_recorded_as_a_tls_error(
+    fake: FakeModel, engine: MitmproxyEngine
+) -> None:
+    """The handshake with the proxy fails (the client trusts the fake's own certificate, not
+    the proxy's CA): the link records it, and no request (GW-PROXY-HONOURED reads that)."""
+    link = engine.forward_link("model")
+    proxy = await link.start()
+    link.set_epoch(time.monotonic())
+    assert fake.tls_url is not None and fake._tls is not None
+    got, error = await stream(fake.tls_url, proxy, fake._tls.cert_path)
+    assert error is not None and not got
+    for _ in range(50):  # mitmproxy reports the failed handshake from its own task
+        if kinds(link.events, "tls_error"):
+            break
+        await asyncio.sleep(0.02)
+    (failed,) = kinds(link.events, "tls_error")
+    assert failed.request is None and failed.detail
+    assert not kinds(link.events, "request")
+    await link.close()
 
 
 async def test_the_fake_serves_https_with_a_certificate_made_now_and_removed_on_close() -> None:

@@ -280,10 +280,11 @@ def worked_example(**overrides: Any) -> GatewayObservation:
     return observation(**fields)
 
 
-def text_with_tool_call() -> GatewayObservation:
+def text_with_tool_call(*, fresh: bool = False) -> GatewayObservation:
     """Text that accompanies a function call: a ``message`` with ``final: false`` and the
     ``tool_call`` of the same ADK event, numbered as the seed's controller does (one id per
-    event, so the two share an id, and the partial function-call event leaves a gap)."""
+    event, so the two share an id, and the partial function-call event leaves a gap), or
+    ``fresh``: one id per frame."""
     intro = "Let me check."
     return worked_example(
         frames=frames(
@@ -294,7 +295,7 @@ def text_with_tool_call() -> GatewayObservation:
             *(delta(c) for c in CHUNKS),
             message(ANSWER, id=EV_ANSWER),
             DONE,
-            ids=[1, 3, 3, 4, 5, 6, 7, 8, 9],
+            ids=list(range(1, 10)) if fresh else [1, 3, 3, 4, 5, 6, 7, 8, 9],
         ),
         model_calls=(
             model_call(0, text=intro, calls=[LOOKUP], chunks=2, t=0.05),

@@ -39,3 +39,17 @@ def test_the_environment_names_its_target_for_the_report() -> None:
     assert info["url"] is None and info["base_url"] is None  # not started
     assert {"multi_agent", "history", "auth", "none_mode"} <= set(info["capabilities"])
     json.dumps(info)  # plain data
+
+
+def test_a_failure_names_what_broke_by_kind_never_an_expectation_as_a_requirement() -> None:
+    from harness.suites.gateway.checks import check_gateway
+    from harness.suites.gateway.runner import ScenarioResult
+    from harness.tests.suites.gateway.observations import DONE, frames, message
+    from harness.verdicts import Outcome
+
+    obs = worked_example(frames=frames(message("Order 1042 shipped."), DONE))
+    verdicts = tuple(check_gateway(obs))
+    only_expectation = [v for v in verdicts if v.requirement == "expect.frames"]
+    assert only_expectation[0].outcome is Outcome.FAIL
+    text = suite.render_failure("gateway/x", ScenarioResult(obs, verdicts), only_expectation)
+    assert text.splitlines()[0].endswith(": 1 expectation(s) not met")

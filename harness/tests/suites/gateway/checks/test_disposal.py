@@ -134,3 +134,14 @@ def test_a_new_call_after_a_quiet_spell_is_the_idle_rule() -> None:
     assert must.outcome is Outcome.PASS, must.render()
     assert idle.outcome is Outcome.NON_STRICT
     assert "model call #2 started 1.10s (11s scenario time) after" in idle.message
+
+
+def test_a_run_never_disposed_after_a_quiet_spell_is_the_must_alone() -> None:
+    # The model stalls from 0.3 to 3.0 and then streams on to 5.0: the gateway neither
+    # noticed the closed tab while quiet nor at its next send. One behaviour (never
+    # disposed), one rule: GW-DISPOSE fails, and the SHOULD says it is moot.
+    obs = _left(_call(0, 0.05, 0.1), _stream(1, 0.25, 5.0, (0.3, 0.35, 3.0, 3.2, 4.9)))
+    must, idle = _both(obs)
+    assert must.outcome is Outcome.FAIL, must.render()
+    assert idle.outcome is Outcome.NOT_APPLICABLE
+    assert "not disposed even by the gateway's next send" in idle.message

@@ -31,6 +31,8 @@ NOT_EXERCISED_BY_THE_WORKED_EXAMPLE = {
     "GW-RUN-BOUND",  # no run bound declared, and the run ended at once
     "GW-RUN-BOUND-ERROR",
     "GW-STREAMS-PROGRESSIVELY",  # the fake model's chunks came in one burst, no pause
+    "GW-PROXY-HONOURED",  # the model is reached directly
+    "GW-FRAME-ID-FRESH",  # no message came with a tool_call, the one pair it judges
 }
 
 

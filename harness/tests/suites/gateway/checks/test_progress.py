@@ -83,7 +83,8 @@ def test_an_answer_without_a_pause_is_not_judged() -> None:
 
 
 def test_a_buffering_model_link_is_not_the_gateways_fault() -> None:
-    obs = paused_answer((2.11, 2.11, 2.11, 2.11)).model_copy(update={"model_link_buffers": True})
+    paused = paused_answer((2.11, 2.11, 2.11, 2.11))
+    obs = paused.model_copy(update={"model_path": "buffering-proxy"})
     assert_not_applicable(streams_progressively_verdicts(obs), RID, "held each answer")
 
 

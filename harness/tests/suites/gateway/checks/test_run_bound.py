@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from harness.faults.records import FaultRef, LinkEvent
-from harness.suites.gateway.checks.frames import link_faulted_calls
+from harness.suites.gateway.checks import check_gateway
+from harness.suites.gateway.checks.errors import error_frame_verdicts
+from harness.suites.gateway.checks.frames import link_faulted_calls, stream_terminal_verdicts
 from harness.suites.gateway.checks.rendering import answer_as_message_verdicts
 from harness.suites.gateway.checks.run_bound import run_bound_error_verdicts, run_bound_verdicts
 from harness.suites.gateway.observation import ChatResponse, GatewayObservation, ModelCall
@@ -83,7 +85,7 @@ def test_a_run_stopped_at_its_bound_with_an_error_frame_passes_both() -> None:
     assert outcomes(_obs()) == {"GW-RUN-BOUND": Outcome.PASS, "GW-RUN-BOUND-ERROR": Outcome.PASS}
 
 
-def test_a_run_that_never_ends_fails_the_must_and_the_should() -> None:
+def test_a_run_that_never_ends_fails_the_must_alone() -> None:
     obs = _obs(
         end="timeout",
         elapsed=10.0,
@@ -98,7 +100,12 @@ def test_a_run_that_never_ends_fails_the_must_and_the_should() -> None:
     assert verdicts["GW-RUN-BOUND"].outcome is Outcome.FAIL
     assert "had not ended" in verdicts["GW-RUN-BOUND"].message
     assert "request #0 on the model link was never closed" in verdicts["GW-RUN-BOUND"].message
-    assert verdicts["GW-RUN-BOUND-ERROR"].outcome is Outcome.NON_STRICT
+    # one behaviour (the stream never ended), one rule: the SHOULD has no ending to judge
+    assert verdicts["GW-RUN-BOUND-ERROR"].outcome is Outcome.NOT_APPLICABLE
+    assert "GW-RUN-BOUND judges that" in verdicts["GW-RUN-BOUND-ERROR"].message
+    terminal = stream_terminal_verdicts(obs)[0]
+    assert terminal.outcome is Outcome.NOT_APPLICABLE, terminal.render()
+    assert "never ended" in terminal.message
 
 
 def test_a_stream_ended_late_or_a_call_left_open_fails() -> None:
@@ -116,6 +123,33 @@ def test_stopping_without_an_error_frame_is_a_should_unmet() -> None:
         "GW-RUN-BOUND": Outcome.PASS,
         "GW-RUN-BOUND-ERROR": Outcome.NON_STRICT,
     }
+
+
+def test_the_seeds_silent_end_at_the_bound_is_the_should_alone() -> None:
+    """The seed's controller on timeout: emitter.onTimeout(sub::dispose), no frame at all. The
+    stream ends with a draft on screen; that is GW-RUN-BOUND-ERROR's SHOULD and nothing else
+    (GW-STREAM-TERMINAL and GW-ERROR-FRAME leave the bound's ending to it)."""
+    silent = _obs(frame_specs=(delta("Let me check "),), times=(0.2,))
+    assert outcomes(silent) == {
+        "GW-RUN-BOUND": Outcome.PASS,
+        "GW-RUN-BOUND-ERROR": Outcome.NON_STRICT,
+    }
+    (terminal,) = stream_terminal_verdicts(silent)
+    assert terminal.outcome is Outcome.NOT_APPLICABLE
+    assert "still open at the gateway's run bound" in terminal.message
+    assert "emitter.onTimeout(sub::dispose)" in terminal.message
+    failing = {v.requirement for v in check_gateway(silent) if v.outcome is Outcome.FAIL}
+    assert failing == set(), failing
+    # a run that failed and was still retrying at its bound: the same ending, the same rule
+    retrying = silent.model_copy(
+        update={"model_calls": (model_call(0, t=0.1, status=503, text=""),)}
+    )
+    verdicts = {v.requirement: v for v in error_frame_verdicts(retrying)}
+    assert verdicts["GW-ERROR-FRAME"].outcome is Outcome.NOT_APPLICABLE
+    # a stream that ended before its bound is judged as any other
+    early = _obs(elapsed=1.0, frame_specs=(delta("Let me check "),), times=(0.2,))
+    (terminal,) = stream_terminal_verdicts(early)
+    assert terminal.outcome is Outcome.FAIL
 
 
 def test_nothing_to_judge_without_a_declared_bound_or_before_the_bound() -> None:

@@ -1,0 +1,78 @@
+"""GW-PROXY-HONOURED: on a corporate-proxy path every model call goes through the proxy, whose
+CA the gateway trusts; tool calls through the proxy are not model calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.faults.records import LinkEvent
+from harness.suites.gateway.checks.proxy import proxy_honoured_verdicts
+from harness.tests.suites.gateway.observations import (
+    assert_fails,
+    assert_not_applicable,
+    assert_passes,
+    worked_example,
+)
+
+RID = "GW-PROXY-HONOURED"
+MODEL_PATH = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+
+
+def _event(kind: str, request: int | None = None, **kw: Any) -> LinkEvent:
+    return LinkEvent(t=0.1, link="model", connection=0, request=request, kind=kind, **kw)  # type: ignore[arg-type]
+
+
+def _through(*paths: str) -> tuple[LinkEvent, ...]:
+    events = [_event("connect")]
+    for i, path in enumerate(paths):
+        events.append(_event("request", i, method="POST", path=path))
+    return tuple(events)
+
+
+def _proxied(events: tuple[LinkEvent, ...], **kw: Any) -> Any:
+    return worked_example(model_path="forward-proxy", link_events={"model": events}, **kw)
+
+
+def test_not_judged_on_the_direct_path() -> None:
+    assert_not_applicable(proxy_honoured_verdicts(worked_example()), RID, "model_path: direct")
+
+
+def test_every_model_call_through_the_proxy_passes_and_tool_calls_may_go_through_too() -> None:
+    obs = _proxied(_through(MODEL_PATH, "/lookupOrder", MODEL_PATH))
+    verdict = assert_passes(proxy_honoured_verdicts(obs), RID)
+    assert "2 model call(s) went through the proxy" in verdict.message
+
+
+def test_a_model_call_past_the_proxy_fails_naming_it() -> None:
+    assert_fails(
+        proxy_honoured_verdicts(_proxied(_through(MODEL_PATH))),
+        RID,
+        "model call #1",
+        "reached the model without going through the proxy named by HTTPS_PROXY",
+    )
+
+
+def test_a_gateway_that_ignores_the_proxy_reaches_nothing_and_fails() -> None:
+    obs = _proxied((), model_calls=())
+    assert_fails(
+        proxy_honoured_verdicts(obs),
+        RID,
+        "no model call went through the proxy: the proxy saw no connection at all",
+        "goes straight to GOOGLE_GEMINI_BASE_URL",
+    )
+
+
+def test_a_gateway_that_does_not_trust_the_proxys_ca_fails_saying_so() -> None:
+    failed = _event("tls_error", detail="Client TLS handshake failed: unknown ca")
+    obs = _proxied((_event("connect"), failed), model_calls=())
+    assert_fails(
+        proxy_honoured_verdicts(obs),
+        RID,
+        "the gateway's TLS handshake with the proxy failed 1 time(s) (Client TLS handshake "
+        "failed: unknown ca): it does not trust the proxy's CA in SSL_CERT_FILE",
+    )
+
+
+def test_a_browser_that_left_before_any_model_call_leaves_nothing_to_judge() -> None:
+    obs = _proxied((), model_calls=(), disconnected_at=0.05)
+    assert_not_applicable(proxy_honoured_verdicts(obs), RID, "before the gateway called")
