@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from harness.faults.records import LinkEvent
 from harness.requirements import from_violations, not_applicable
@@ -50,13 +50,27 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 # --- shared helpers ----------------------------------------------------------------------------
 
 
-def label(frame: Frame) -> str:
+class Labelled(Protocol):
+    """What :func:`label` reads of a frame."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def event(self) -> str: ...
+
+    @property
+    def id(self) -> str: ...
+
+
+def label(frame: Labelled) -> str:
     """``frame #3 (event:delta id:4)``: how messages name a frame; a frame of a profile's seed
     view names the wire's event it was read from: ``frame #5 (TEXT_MESSAGE_CONTENT as
     delta)``."""
     ident = f" id:{frame.id}" if frame.id else ""
-    if frame.wire is not None:
-        return f"frame #{frame.index} ({frame.wire} as {frame.event}{ident})"
+    wire = getattr(frame, "wire", None)
+    if wire is not None:
+        return f"frame #{frame.index} ({wire} as {frame.event}{ident})"
     return f"frame #{frame.index} (event:{frame.event}{ident})"
 
 

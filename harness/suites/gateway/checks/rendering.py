@@ -20,12 +20,16 @@ from harness.suites.gateway.checks.frames import (
     sequence,
     terminal_error_frame,
 )
-from harness.suites.gateway.checks.screen import double_render_problems, typed_frame_screens
+from harness.suites.gateway.checks.screen import (
+    Screen,
+    double_render_problems,
+    typed_frame_screens,
+)
 from harness.suites.gateway.observation import Frame, GatewayObservation, ModelCall
 from harness.texts import repeated, short, squash
 from harness.verdicts import Verdict
 
-__all__ = ["answer_as_message_verdicts", "double_render_verdicts"]
+__all__ = ["answer_as_message_verdicts", "double_render_verdicts", "screens_render_once"]
 
 
 @dataclass(frozen=True)
@@ -75,28 +79,39 @@ def double_render_verdicts(obs: GatewayObservation) -> list[Verdict]:
     message and the draft side by side until ``done``), or when the same answer arrives in two
     ``message`` frames. Judged on the screens after every frame (:mod:`.screen`).
     """
-    if (skipped := no_stream(obs, "GW-NO-DOUBLE-RENDER")) is not None:
+    return screens_render_once(
+        obs,
+        typed_frame_screens(obs.frames),
+        "with the seed's reducer (append deltas to a draft, replace the draft with the message) "
+        "every answer must render once on every screen: a delta carries only new text of an "
+        "answer still to come, and an answer is not sent again, as a second message or as a "
+        "delta after its message",
+    )
+
+
+def screens_render_once(
+    obs: GatewayObservation, screens: Sequence[Screen], rule: str
+) -> list[Verdict]:
+    """GW-NO-DOUBLE-RENDER on ``screens``, what a wire's own client shows after each of
+    ``obs``'s frames (the seed's reducer, AG-UI's messages, the AI SDK's text parts)."""
+    rid = "GW-NO-DOUBLE-RENDER"
+    if (skipped := no_stream(obs, rid)) is not None:
         return skipped
-    screens = typed_frame_screens(obs.frames)
     if not any(s.messages or s.drafts for s in screens):
-        return [not_applicable("GW-NO-DOUBLE-RENDER", "not judged: no text frame was rendered")]
+        return [not_applicable(rid, "not judged: no text frame was rendered")]
     if not obs.model_calls:
         return [
             not_applicable(
-                "GW-NO-DOUBLE-RENDER",
-                "not judged: no model calls were recorded, so what the model said is unknown",
+                rid, "not judged: no model calls were recorded, so what the model said is unknown"
             )
         ]
     problems = double_render_problems(screens, obs.model_calls, link_faulted_calls(obs))
     rendered = [short(m.text, 40) for m in screens[-1].messages]
     return [
         from_violations(
-            "GW-NO-DOUBLE-RENDER",
+            rid,
             [p.text for p in problems],
-            rule="with the seed's reducer (append deltas to a draft, replace the draft with the "
-            "message) every answer must render once on every screen: a delta carries only new "
-            "text of an answer still to come, and an answer is not sent again, as a second "
-            "message or as a delta after its message",
+            rule=rule,
             ok="each answer rendered once",
             observed=f"rendered messages: {', '.join(rendered) or '(none)'}",
             at=min((p.t for p in problems), default=None),

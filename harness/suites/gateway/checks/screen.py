@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from harness.fakes.records import ModelCall
+from harness.suites.gateway.checks.frames import label
 from harness.suites.gateway.checks.reducer import FrameLike, ReducerState, reduce
 from harness.texts import short, squash
 
@@ -85,11 +86,6 @@ class TypedFrame(FrameLike, Protocol):
     def id(self) -> str: ...
 
 
-def _label(frame: TypedFrame) -> str:
-    ident = f" id:{frame.id}" if frame.id else ""
-    return f"frame #{frame.index} (event:{frame.event}{ident})"
-
-
 def typed_frame_screens(frames: Sequence[TypedFrame]) -> tuple[Screen, ...]:
     """The screens of the seed's typed frames, replayed through the seed's reducer
     (:mod:`.reducer`): its settled messages, its one draft (keyed by author) and its status."""
@@ -111,7 +107,7 @@ def typed_frame_screens(frames: Sequence[TypedFrame]) -> tuple[Screen, ...]:
             Screen(
                 frame=frame.index,
                 t=frame.t,
-                label=_label(frame),
+                label=label(frame),
                 messages=messages,
                 drafts=() if draft is None else (draft,),
                 status=state.status,

@@ -87,7 +87,8 @@ _RAW: dict[str, Rule] = {
         "a run still going at its bound is stopped", on_wire(run_bound_verdicts)
     ),
     "GW-PROXY-HONOURED": judged(
-        "on a proxy path every model call goes through HTTPS_PROXY", on_wire(proxy_honoured_verdicts)
+        "on a proxy path every model call goes through HTTPS_PROXY",
+        on_wire(proxy_honoured_verdicts),
     ),
     "GW-AUTH": judged("the endpoints need a valid bearer token", on_wire(auth_verdicts)),
     "GW-HISTORY-ISOLATION": judged(

@@ -99,20 +99,24 @@ class FrameMapping(_Model):
     ``frames:`` key of a ``typed-frames`` target). A kind left out keeps the seed's name and
     fields."""
 
-    delta: KindMapping | None = None
-    message: KindMapping | None = None
-    tool_call: KindMapping | None = None
-    tool_result: KindMapping | None = None
-    error: KindMapping | None = None
-    done: KindMapping | None = None
+    delta: KindMapping | str | None = None
+    """``token`` is short for ``{event: token}`` (the seed's fields, under another name)."""
+    message: KindMapping | str | None = None
+    tool_call: KindMapping | str | None = None
+    tool_result: KindMapping | str | None = None
+    error: KindMapping | str | None = None
+    done: KindMapping | str | None = None
 
-    @model_validator(mode="before")
+    @field_validator("delta", "message", "tool_call", "tool_result", "error", "done")
     @classmethod
-    def _shorthand(cls, value: Any) -> Any:
-        """``delta: token`` is ``delta: {event: token}``."""
-        if isinstance(value, dict):
-            return {k: {"event": v} if isinstance(v, str) else v for k, v in value.items()}
-        return value
+    def _shorthand(cls, v: KindMapping | str | None) -> KindMapping | str | None:
+        if isinstance(v, str):
+            KindMapping(event=v)  # the same rules for the name as the long form
+        return v
+
+    def _kind(self, kind: str) -> KindMapping | None:
+        value: KindMapping | str | None = getattr(self, kind)
+        return KindMapping(event=value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _consistent(self) -> FrameMapping:
@@ -125,7 +129,7 @@ class FrameMapping(_Model):
                     "not tell them apart"
                 )
             seen[name] = kind
-            mapping: KindMapping | None = getattr(self, kind)
+            mapping = self._kind(kind)
             if mapping is None:
                 continue
             for field in ("author", "text", "final", "names", "count", "code", "retryable"):
@@ -138,7 +142,7 @@ class FrameMapping(_Model):
 
     def event_name(self, kind: str) -> str:
         """The SSE event name ``kind`` is sent as."""
-        mapping: KindMapping | None = getattr(self, kind)
+        mapping = self._kind(kind)
         return mapping.event if mapping is not None else kind
 
     def kind_of(self, event: str) -> str | None:
@@ -147,7 +151,7 @@ class FrameMapping(_Model):
 
     def fields(self, kind: str) -> dict[str, FieldPath]:
         """Each payload field of ``kind`` and where it lives."""
-        mapping: KindMapping | None = getattr(self, kind)
+        mapping = self._kind(kind)
         return {f: mapping.path(f) if mapping else f for f in _FIELDS[kind]}
 
 

@@ -42,7 +42,7 @@ def test_the_environment_names_its_target_for_the_report() -> None:
 
 
 def test_a_failure_names_what_broke_by_kind_never_an_expectation_as_a_requirement() -> None:
-    from harness.suites.gateway.checks import check_gateway
+    from harness.suites.gateway.profiles.registry import check_gateway
     from harness.suites.gateway.runner import ScenarioResult
     from harness.tests.suites.gateway.observations import DONE, frames, message
     from harness.verdicts import Outcome

@@ -5,7 +5,6 @@ screens only, so a wire without authors is judged alike."""
 
 from __future__ import annotations
 
-from harness.suites.gateway.checks import check_gateway
 from harness.suites.gateway.checks.rendering import double_render_verdicts
 from harness.suites.gateway.checks.screen import (
     Screen,
@@ -13,6 +12,7 @@ from harness.suites.gateway.checks.screen import (
     double_render_problems,
     typed_frame_screens,
 )
+from harness.suites.gateway.profiles.registry import check_gateway
 from harness.tests.suites.gateway.observations import (
     ANSWER,
     CHUNKS,
