@@ -34,7 +34,6 @@ from typing import Any
 
 from harness.suites.gateway.checks import (
     answer_as_message_verdicts,
-    double_render_verdicts,
     error_event_verdicts,
     error_frame_verdicts,
     frame_id_counter_verdicts,
@@ -56,7 +55,10 @@ from harness.suites.gateway.checks.ag_ui import (
     agui_run_ids_verdicts,
     agui_run_started_first_verdicts,
 )
+from harness.suites.gateway.checks.frames import label
 from harness.suites.gateway.checks.persistence import persist_matches_message_loosely
+from harness.suites.gateway.checks.rendering import screens_render_once
+from harness.suites.gateway.checks.screen import Screen, Shown
 from harness.suites.gateway.observation import Frame
 from harness.suites.gateway.profiles.base import (
     STREAMING,
@@ -74,7 +76,7 @@ from harness.suites.gateway.profiles.base import (
 )
 from harness.suites.gateway.profiles.typed_frames import SEED_RULES, WIRE_CHECKED
 
-__all__ = ["AFTER_RUN_ERROR", "AG_UI", "agui_request", "agui_seed_frames"]
+__all__ = ["AFTER_RUN_ERROR", "AG_UI", "agui_request", "agui_screens", "agui_seed_frames"]
 
 AFTER_RUN_ERROR = "after-RUN_ERROR"
 """The seed view's name for an event sent after ``RUN_ERROR``: the run had ended there."""
@@ -201,6 +203,72 @@ def agui_seed_frames(frames: Sequence[Frame], read_as: ReadAs = STREAMING) -> tu
     return tuple(out)
 
 
+def agui_screens(frames: Sequence[Frame]) -> tuple[Screen, ...]:
+    """What an AG-UI client shows after each event (``@ag-ui/client``'s message reduction): a
+    message per ``messageId``, its content appended as it comes (a draft until its
+    ``TEXT_MESSAGE_END``), ``MESSAGES_SNAPSHOT`` replacing the assistant messages with the
+    snapshot's, a run's end as the status."""
+    screens: list[Screen] = []
+    order: list[str] = []
+    shown: dict[str, Shown] = {}
+    settled: set[str] = set()
+    status: str | None = None
+    for event in agui_events(frames):
+        frame, kind, ident = event.frame, event.type, event.get("messageId")
+        if kind in ("TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK") and (
+            isinstance(ident, str)
+        ):
+            name = event.get("name")
+            if ident not in shown:
+                order.append(ident)
+                shown[ident] = Shown(name if isinstance(name, str) else None, "", frame.index)
+            delta = event.get("delta")
+            if kind != "TEXT_MESSAGE_START" and isinstance(delta, str) and delta:
+                old = shown[ident]
+                shown[ident] = Shown(old.author, old.text + delta, frame.index)
+        elif kind == "TEXT_MESSAGE_END" and isinstance(ident, str):
+            settled.add(ident)
+        elif kind == "MESSAGES_SNAPSHOT" and isinstance(event.get("messages"), list):
+            order, shown, settled = _snapshot(event.get("messages"), frame.index)
+        elif kind in ("RUN_FINISHED", "RUN_ERROR"):
+            status = kind
+        elif kind == "TOOL_CALL_START":
+            status = f"Calling {event.get('toolCallName')}"
+        on_screen = [i for i in order if shown[i].text]
+        screens.append(
+            Screen(
+                frame=frame.index,
+                t=frame.t,
+                label=label(_named(frame, kind)),
+                messages=tuple(shown[i] for i in on_screen if i in settled),
+                drafts=tuple(shown[i] for i in on_screen if i not in settled),
+                status=status,
+            )
+        )
+    return tuple(screens)
+
+
+def _snapshot(messages: list[Any], at: int) -> tuple[list[str], dict[str, Shown], set[str]]:
+    order: list[str] = []
+    shown: dict[str, Shown] = {}
+    for i, m in enumerate(messages):
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            ident = str(m.get("id", f"snapshot-{i}"))
+            content = m.get("content")
+            name = m.get("name")
+            order.append(ident)
+            shown[ident] = Shown(
+                name if isinstance(name, str) else None,
+                content if isinstance(content, str) else "",
+                at,
+            )
+    return order, shown, set(order)
+
+
+def _named(frame: Frame, kind: str | None) -> Frame:
+    return frame.model_copy(update={"event": kind}) if kind else frame
+
+
 def _with(frame: Frame, payload: dict[str, Any]) -> Frame:
     return frame.model_copy(update={"data": json.dumps(payload, separators=(",", ":"))})
 
@@ -228,8 +296,14 @@ _OWN: dict[str, Rule] = {
         on_view(frame_sequence_verdicts),
     ),
     "GW-NO-DOUBLE-RENDER": judged(
-        "the client's messages (content appended per messageId) show each answer once",
-        on_view(double_render_verdicts),
+        "the client's messages (content appended per messageId, MESSAGES_SNAPSHOT replacing) "
+        "show each answer once on every screen",
+        lambda reading: screens_render_once(
+            reading.obs,
+            agui_screens(reading.obs.frames),
+            "replaying the AG-UI client's message reduction (content appended per messageId, "
+            "MESSAGES_SNAPSHOT replacing) every answer must show once on every screen",
+        ),
     ),
     "GW-STREAMS-PROGRESSIVELY": judged(
         "the first TEXT_MESSAGE_CONTENT arrives before the model's last chunk",

@@ -33,7 +33,6 @@ from typing import Any
 
 from harness.suites.gateway.checks import (
     answer_as_message_verdicts,
-    double_render_verdicts,
     error_event_verdicts,
     error_frame_verdicts,
     frame_id_counter_verdicts,
@@ -54,7 +53,10 @@ from harness.suites.gateway.checks.ai_sdk_ui import (
     aisdk_stream_header_verdicts,
     ui_chunks,
 )
+from harness.suites.gateway.checks.frames import label
 from harness.suites.gateway.checks.persistence import persist_matches_message_loosely
+from harness.suites.gateway.checks.rendering import screens_render_once
+from harness.suites.gateway.checks.screen import Screen, Shown
 from harness.suites.gateway.observation import Frame
 from harness.suites.gateway.profiles.base import (
     STREAMING,
@@ -72,7 +74,7 @@ from harness.suites.gateway.profiles.base import (
 )
 from harness.suites.gateway.profiles.typed_frames import SEED_RULES, WIRE_CHECKED
 
-__all__ = ["AI_SDK_UI", "ui_request", "ui_seed_frames"]
+__all__ = ["AI_SDK_UI", "ui_request", "ui_screens", "ui_seed_frames"]
 
 _TOOL_CHUNKS = frozenset({"tool-input-start", "tool-input-delta", "tool-input-available"})
 _OUTPUT_CHUNKS = frozenset({"tool-output-available", "tool-output-error", "tool-output-denied"})
@@ -184,6 +186,45 @@ def ui_seed_frames(frames: Sequence[Frame], read_as: ReadAs = STREAMING) -> tupl
     return tuple(out)
 
 
+def ui_screens(frames: Sequence[Frame]) -> tuple[Screen, ...]:
+    """What ``useChat`` shows after each chunk (``processUIMessageStream``): the assistant
+    message's text parts by id, each appended as its deltas come (a draft until its
+    ``text-end``), the run's end as the status."""
+    screens: list[Screen] = []
+    order: list[str] = []
+    texts: dict[str, Shown] = {}
+    settled: set[str] = set()
+    status: str | None = None
+    for chunk in ui_chunks(frames):
+        frame, kind, ident = chunk.frame, chunk.type, chunk.get("id")
+        if kind in ("text-start", "text-delta") and isinstance(ident, str):
+            if ident not in texts:
+                order.append(ident)
+                texts[ident] = Shown(None, "", frame.index)
+            delta = chunk.get("delta")
+            if kind == "text-delta" and isinstance(delta, str) and delta:
+                texts[ident] = Shown(None, texts[ident].text + delta, frame.index)
+        elif kind == "text-end" and isinstance(ident, str):
+            settled.add(ident)
+        elif kind in ("finish", "error"):
+            status = kind
+        elif kind == "tool-input-start":
+            status = f"Calling {chunk.get('toolName')}"
+        on_screen = [i for i in order if texts[i].text]
+        named = frame.model_copy(update={"event": kind}) if kind else frame
+        screens.append(
+            Screen(
+                frame=frame.index,
+                t=frame.t,
+                label=label(named),
+                messages=tuple(texts[i] for i in on_screen if i in settled),
+                drafts=tuple(texts[i] for i in on_screen if i not in settled),
+                status=status,
+            )
+        )
+    return tuple(screens)
+
+
 _OUTPUT_BY_DESIGN = (
     "the AI SDK's tool-output-available carries the tool's output by design; the seed forbids "
     "forwarding it ('Leaking tool payloads'), so the rule is judged anyway: send a summary as "
@@ -208,8 +249,14 @@ _OWN: dict[str, Rule] = {
         on_view(frame_sequence_verdicts),
     ),
     "GW-NO-DOUBLE-RENDER": judged(
-        "useChat's message (text parts by id) shows each answer once",
-        on_view(double_render_verdicts),
+        "useChat's message (text parts by id, deltas appended) shows each answer once on every "
+        "screen",
+        lambda reading: screens_render_once(
+            reading.obs,
+            ui_screens(reading.obs.frames),
+            "replaying useChat's message (its text parts by id, deltas appended) every answer "
+            "must show once on every screen",
+        ),
     ),
     "GW-STREAMS-PROGRESSIVELY": judged(
         "the first text-delta arrives before the model's last chunk",

@@ -6,7 +6,12 @@ import json
 
 import pytest
 
-from harness.suites.gateway.profiles.ag_ui import AG_UI, agui_request, agui_seed_frames
+from harness.suites.gateway.profiles.ag_ui import (
+    AG_UI,
+    agui_request,
+    agui_screens,
+    agui_seed_frames,
+)
 from harness.suites.gateway.profiles.registry import check_gateway
 from harness.tests.suites.gateway.observations import ANSWER, CHUNKS, MARKER
 from harness.tests.suites.gateway.profiles.wires import (
@@ -312,3 +317,41 @@ def test_an_unknown_event_type_fails_frame_types() -> None:
     )
     verdicts = check_gateway(agui_worked_example(*stream))
     assert failed(verdicts) == {"GW-FRAME-TYPES"}
+
+
+def test_screens_keep_a_message_per_id_and_a_snapshot_replaces_them() -> None:
+    stream = (
+        STARTED,
+        *agui_answer(),
+        ag("MESSAGES_SNAPSHOT", messages=[{"id": "a-1", "role": "assistant", "content": ANSWER}]),
+        FINISHED,
+    )
+    screens = agui_screens(data_frames(*stream))
+    assert [d.text for d in screens[2].drafts] == [CHUNKS[0]]
+    assert [m.text for m in screens[5].messages] == [ANSWER] and not screens[5].drafts
+    assert [m.text for m in screens[6].messages] == [ANSWER]  # replaced, not added
+    assert screens[-1].status == "RUN_FINISHED"
+    verdicts = check_gateway(
+        agui_worked_example(STARTED, *agui_tool_call(), agui_result(), *stream[1:])
+    )
+    assert "GW-NO-DOUBLE-RENDER" not in failed(verdicts)
+
+
+def test_an_answer_on_screen_twice_for_one_event_fails_render_once() -> None:
+    # The answer settles, then a second message with the same text starts streaming: for the
+    # events until it ends the screen holds the answer twice.
+    stream = (
+        STARTED,
+        *agui_tool_call(),
+        agui_result(),
+        *agui_answer("a-1"),
+        *agui_answer("a-2", chunks=(ANSWER,)),
+        FINISHED,
+    )
+    render = next(
+        v
+        for v in check_gateway(agui_worked_example(*stream))
+        if v.requirement == "GW-NO-DOUBLE-RENDER"
+    )
+    assert render.outcome is Outcome.FAIL
+    assert "TEXT_MESSAGE" in render.message
