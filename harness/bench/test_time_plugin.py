@@ -31,7 +31,12 @@ def _cpu() -> float:
     return time.process_time() + children.ru_utime + children.ru_stime
 
 
+_CURRENT: list[pytest.Item] = []
+"""The test whose phase is running: a module or session fixture set up then is charged to it."""
+
+
 def _timed(item: pytest.Item, phase: str) -> Generator[None, None, None]:
+    _CURRENT[:] = [item]
     wall, cpu = time.monotonic(), _cpu()
     yield
     record = {
@@ -66,9 +71,9 @@ def pytest_fixture_setup(
 ) -> Generator[None, None, None]:
     wall, cpu = time.monotonic(), _cpu()
     yield
-    node = request.node
+    node = request.node if isinstance(request.node, pytest.Item) else next(iter(_CURRENT), None)
     direct = getattr(fixturedef.func, "__name__", "") == "get_direct_param_fixture_func"
-    if isinstance(node, pytest.Item) and not direct:  # not a parametrize argument
+    if node is not None and not direct:  # not a parametrize argument
         record = {
             "kind": "fixture",
             "name": fixturedef.argname,
