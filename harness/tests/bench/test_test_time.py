@@ -88,4 +88,4 @@ def test_the_plugin_records_each_phase_and_fixture(tmp_path: Path) -> None:
     assert set(phases) == {"setup", "call", "teardown"}
     assert phases["call"]["wall"] >= 0.05 and phases["setup"]["wall"] >= 0.05
     assert phases["call"]["cpu"] < phases["call"]["wall"]  # a sleep is waiting, not computing
-    assert [r["name"] for r in records if r["kind"] == "fixture"] == ["pause"]
+    assert "pause" in [r["name"] for r in records if r["kind"] == "fixture"]
