@@ -36,8 +36,6 @@ from harness.suites.gateway.checks import (
     answer_as_message_verdicts,
     error_event_verdicts,
     error_frame_verdicts,
-    frame_id_counter_verdicts,
-    frame_id_fresh_verdicts,
     frame_sequence_verdicts,
     gateway_expectation_verdicts,
     run_bound_error_verdicts,
@@ -56,9 +54,8 @@ from harness.suites.gateway.checks.ag_ui import (
     agui_run_started_first_verdicts,
 )
 from harness.suites.gateway.checks.frames import label
-from harness.suites.gateway.checks.persistence import persist_matches_message_loosely
 from harness.suites.gateway.checks.rendering import screens_render_once
-from harness.suites.gateway.checks.screen import Screen, Shown
+from harness.suites.gateway.checks.screen import Screen
 from harness.suites.gateway.observation import Frame
 from harness.suites.gateway.profiles.base import (
     STREAMING,
@@ -67,14 +64,13 @@ from harness.suites.gateway.profiles.base import (
     ReadAs,
     Rule,
     by_design,
-    ids_only_if_sent,
     judged,
     not_on_this_wire,
     on_view,
     on_wire,
     seed_frame,
 )
-from harness.suites.gateway.profiles.typed_frames import SEED_RULES, WIRE_CHECKED
+from harness.suites.gateway.profiles.data_only import Texts, wire_rules
 
 __all__ = ["AFTER_RUN_ERROR", "AG_UI", "agui_request", "agui_screens", "agui_seed_frames"]
 
@@ -209,60 +205,43 @@ def agui_screens(frames: Sequence[Frame]) -> tuple[Screen, ...]:
     ``TEXT_MESSAGE_END``), ``MESSAGES_SNAPSHOT`` replacing the assistant messages with the
     snapshot's, a run's end as the status."""
     screens: list[Screen] = []
-    order: list[str] = []
-    shown: dict[str, Shown] = {}
-    settled: set[str] = set()
+    texts = Texts()
     status: str | None = None
     for event in agui_events(frames):
         frame, kind, ident = event.frame, event.type, event.get("messageId")
-        if kind in ("TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK") and (
-            isinstance(ident, str)
-        ):
+        opening = kind in ("TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK")
+        if opening and isinstance(ident, str):
             name = event.get("name")
-            if ident not in shown:
-                order.append(ident)
-                shown[ident] = Shown(name if isinstance(name, str) else None, "", frame.index)
+            texts.open(ident, name if isinstance(name, str) else None, frame.index)
             delta = event.get("delta")
             if kind != "TEXT_MESSAGE_START" and isinstance(delta, str) and delta:
-                old = shown[ident]
-                shown[ident] = Shown(old.author, old.text + delta, frame.index)
+                texts.append(ident, delta, frame.index)
         elif kind == "TEXT_MESSAGE_END" and isinstance(ident, str):
-            settled.add(ident)
+            texts.settle(ident)
         elif kind == "MESSAGES_SNAPSHOT" and isinstance(event.get("messages"), list):
-            order, shown, settled = _snapshot(event.get("messages"), frame.index)
+            texts.replace(_snapshot(event.get("messages")), frame.index)
         elif kind in ("RUN_FINISHED", "RUN_ERROR"):
             status = kind
         elif kind == "TOOL_CALL_START":
             status = f"Calling {event.get('toolCallName')}"
-        on_screen = [i for i in order if shown[i].text]
-        screens.append(
-            Screen(
-                frame=frame.index,
-                t=frame.t,
-                label=label(_named(frame, kind)),
-                messages=tuple(shown[i] for i in on_screen if i in settled),
-                drafts=tuple(shown[i] for i in on_screen if i not in settled),
-                status=status,
-            )
-        )
+        screens.append(texts.screen(frame.index, frame.t, label(_named(frame, kind)), status))
     return tuple(screens)
 
 
-def _snapshot(messages: list[Any], at: int) -> tuple[list[str], dict[str, Shown], set[str]]:
-    order: list[str] = []
-    shown: dict[str, Shown] = {}
+def _snapshot(messages: list[Any]) -> list[tuple[str, str | None, str]]:
+    """The assistant messages of a ``MESSAGES_SNAPSHOT``: (id, name, content)."""
+    out: list[tuple[str, str | None, str]] = []
     for i, m in enumerate(messages):
         if isinstance(m, dict) and m.get("role") == "assistant":
-            ident = str(m.get("id", f"snapshot-{i}"))
-            content = m.get("content")
-            name = m.get("name")
-            order.append(ident)
-            shown[ident] = Shown(
-                name if isinstance(name, str) else None,
-                content if isinstance(content, str) else "",
-                at,
+            name, content = m.get("name"), m.get("content")
+            out.append(
+                (
+                    str(m.get("id", f"snapshot-{i}")),
+                    name if isinstance(name, str) else None,
+                    content if isinstance(content, str) else "",
+                )
             )
-    return order, shown, set(order)
+    return out
 
 
 def _named(frame: Frame, kind: str | None) -> Frame:
@@ -283,10 +262,6 @@ _OWN: dict[str, Rule] = {
         "every event is a known AG-UI event type with its required fields",
         on_wire(agui_event_types_verdicts),
     ),
-    "GW-FRAME-ID-COUNTER": ids_only_if_sent(
-        on_view(frame_id_counter_verdicts), "GW-FRAME-ID-COUNTER"
-    ),
-    "GW-FRAME-ID-FRESH": ids_only_if_sent(on_view(frame_id_fresh_verdicts), "GW-FRAME-ID-FRESH"),
     "GW-STREAM-TERMINAL": judged(
         "RUN_FINISHED or RUN_ERROR is the last event, nothing follows it",
         on_view(stream_terminal_verdicts),
@@ -330,11 +305,6 @@ _OWN: dict[str, Rule] = {
         "an event with an error code becomes RUN_ERROR", on_view(error_event_verdicts)
     ),
     "GW-ERROR-FRAME": judged("a failed run ends with RUN_ERROR", on_view(error_frame_verdicts)),
-    "GW-PERSIST-MATCHES-MESSAGE": judged(
-        "the stored text is the closed message's text, up to whitespace (the message is built "
-        "from its deltas, which the seed allows to differ from the aggregate there)",
-        on_view(persist_matches_message_loosely),
-    ),
     "GW-RUN-BOUND-ERROR": judged(
         "a run stopped by its bound ends with RUN_ERROR", on_view(run_bound_error_verdicts)
     ),
@@ -342,27 +312,25 @@ _OWN: dict[str, Rule] = {
 
 
 def _rules() -> dict[str, Rule]:
-    rules: dict[str, Rule] = {}
-    for rid, meaning, check in SEED_RULES:
-        if rid in _OWN:
-            rules[rid] = _OWN[rid]
-        else:
-            rules[rid] = judged(meaning, on_wire(check) if rid in WIRE_CHECKED else on_view(check))
-    rules["AGUI-RUN-STARTED-FIRST"] = judged(
-        "the stream begins with RUN_STARTED", on_wire(agui_run_started_first_verdicts)
+    return wire_rules(
+        _OWN,
+        {
+            "AGUI-RUN-STARTED-FIRST": judged(
+                "the stream begins with RUN_STARTED", on_wire(agui_run_started_first_verdicts)
+            ),
+            "AGUI-EVENTS-PAIRED": judged(
+                "CONTENT/ARGS/END only for an open id, STEP_FINISHED for an open step",
+                on_wire(agui_events_paired_verdicts),
+            ),
+            "AGUI-NO-REOPEN": judged(
+                "no second START for an open id or step", on_wire(agui_no_reopen_verdicts)
+            ),
+            "AGUI-CLOSED-AT-FINISH": judged(
+                "nothing open at RUN_FINISHED", on_wire(agui_closed_at_finish_verdicts)
+            ),
+            "AGUI-RUN-IDS": judged("the run's ids are stable", on_wire(agui_run_ids_verdicts)),
+        },
     )
-    rules["AGUI-EVENTS-PAIRED"] = judged(
-        "CONTENT/ARGS/END only for an open id, STEP_FINISHED for an open step",
-        on_wire(agui_events_paired_verdicts),
-    )
-    rules["AGUI-NO-REOPEN"] = judged(
-        "no second START for an open id or step", on_wire(agui_no_reopen_verdicts)
-    )
-    rules["AGUI-CLOSED-AT-FINISH"] = judged(
-        "nothing open at RUN_FINISHED", on_wire(agui_closed_at_finish_verdicts)
-    )
-    rules["AGUI-RUN-IDS"] = judged("the run's ids are stable", on_wire(agui_run_ids_verdicts))
-    return rules
 
 
 AG_UI = Profile(

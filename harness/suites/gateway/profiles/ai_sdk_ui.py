@@ -35,8 +35,6 @@ from harness.suites.gateway.checks import (
     answer_as_message_verdicts,
     error_event_verdicts,
     error_frame_verdicts,
-    frame_id_counter_verdicts,
-    frame_id_fresh_verdicts,
     frame_sequence_verdicts,
     gateway_expectation_verdicts,
     run_bound_error_verdicts,
@@ -54,9 +52,8 @@ from harness.suites.gateway.checks.ai_sdk_ui import (
     ui_chunks,
 )
 from harness.suites.gateway.checks.frames import label
-from harness.suites.gateway.checks.persistence import persist_matches_message_loosely
 from harness.suites.gateway.checks.rendering import screens_render_once
-from harness.suites.gateway.checks.screen import Screen, Shown
+from harness.suites.gateway.checks.screen import Screen
 from harness.suites.gateway.observation import Frame
 from harness.suites.gateway.profiles.base import (
     STREAMING,
@@ -65,14 +62,13 @@ from harness.suites.gateway.profiles.base import (
     ReadAs,
     Rule,
     by_design,
-    ids_only_if_sent,
     judged,
     not_on_this_wire,
     on_view,
     on_wire,
     seed_frame,
 )
-from harness.suites.gateway.profiles.typed_frames import SEED_RULES, WIRE_CHECKED
+from harness.suites.gateway.profiles.data_only import Texts, wire_rules
 
 __all__ = ["AI_SDK_UI", "ui_request", "ui_screens", "ui_seed_frames"]
 
@@ -191,37 +187,23 @@ def ui_screens(frames: Sequence[Frame]) -> tuple[Screen, ...]:
     message's text parts by id, each appended as its deltas come (a draft until its
     ``text-end``), the run's end as the status."""
     screens: list[Screen] = []
-    order: list[str] = []
-    texts: dict[str, Shown] = {}
-    settled: set[str] = set()
+    texts = Texts()
     status: str | None = None
     for chunk in ui_chunks(frames):
         frame, kind, ident = chunk.frame, chunk.type, chunk.get("id")
         if kind in ("text-start", "text-delta") and isinstance(ident, str):
-            if ident not in texts:
-                order.append(ident)
-                texts[ident] = Shown(None, "", frame.index)
+            texts.open(ident, None, frame.index)
             delta = chunk.get("delta")
             if kind == "text-delta" and isinstance(delta, str) and delta:
-                texts[ident] = Shown(None, texts[ident].text + delta, frame.index)
+                texts.append(ident, delta, frame.index)
         elif kind == "text-end" and isinstance(ident, str):
-            settled.add(ident)
+            texts.settle(ident)
         elif kind in ("finish", "error"):
             status = kind
         elif kind == "tool-input-start":
             status = f"Calling {chunk.get('toolName')}"
-        on_screen = [i for i in order if texts[i].text]
         named = frame.model_copy(update={"event": kind}) if kind else frame
-        screens.append(
-            Screen(
-                frame=frame.index,
-                t=frame.t,
-                label=label(named),
-                messages=tuple(texts[i] for i in on_screen if i in settled),
-                drafts=tuple(texts[i] for i in on_screen if i not in settled),
-                status=status,
-            )
-        )
+        screens.append(texts.screen(frame.index, frame.t, label(named), status))
     return tuple(screens)
 
 
@@ -236,10 +218,6 @@ _OWN: dict[str, Rule] = {
         "every event is [DONE] or a known UI message chunk with its required fields",
         on_wire(aisdk_chunk_types_verdicts),
     ),
-    "GW-FRAME-ID-COUNTER": ids_only_if_sent(
-        on_view(frame_id_counter_verdicts), "GW-FRAME-ID-COUNTER"
-    ),
-    "GW-FRAME-ID-FRESH": ids_only_if_sent(on_view(frame_id_fresh_verdicts), "GW-FRAME-ID-FRESH"),
     "GW-STREAM-TERMINAL": judged(
         "finish (or error) ends the chunks, nothing but [DONE] after finish",
         on_view(stream_terminal_verdicts),
@@ -285,11 +263,6 @@ _OWN: dict[str, Rule] = {
     "GW-ERROR-FRAME": judged(
         "a failed run ends with an error chunk, not a bare finish", on_view(error_frame_verdicts)
     ),
-    "GW-PERSIST-MATCHES-MESSAGE": judged(
-        "the stored text is the text part's text, up to whitespace (the part is built from its "
-        "deltas, which the seed allows to differ from the aggregate there)",
-        on_view(persist_matches_message_loosely),
-    ),
     "GW-RUN-BOUND-ERROR": judged(
         "a run stopped by its bound ends with an error chunk", on_view(run_bound_error_verdicts)
     ),
@@ -297,22 +270,21 @@ _OWN: dict[str, Rule] = {
 
 
 def _rules() -> dict[str, Rule]:
-    rules: dict[str, Rule] = {}
-    for rid, meaning, check in SEED_RULES:
-        rules[rid] = _OWN.get(rid) or judged(
-            meaning, on_wire(check) if rid in WIRE_CHECKED else on_view(check)
-        )
-    rules["AISDK-STREAM-HEADER"] = judged(
-        "x-vercel-ai-ui-message-stream: v1", on_wire(aisdk_stream_header_verdicts)
+    return wire_rules(
+        _OWN,
+        {
+            "AISDK-STREAM-HEADER": judged(
+                "x-vercel-ai-ui-message-stream: v1", on_wire(aisdk_stream_header_verdicts)
+            ),
+            "AISDK-PART-STARTED": judged(
+                "no delta or end for a part never started", on_wire(aisdk_part_started_verdicts)
+            ),
+            "AISDK-PART-ENDED": judged(
+                "every started part ended before finish", on_wire(aisdk_part_ended_verdicts)
+            ),
+            "AISDK-DONE": judged("data: [DONE] last", on_wire(aisdk_done_verdicts)),
+        },
     )
-    rules["AISDK-PART-STARTED"] = judged(
-        "no delta or end for a part never started", on_wire(aisdk_part_started_verdicts)
-    )
-    rules["AISDK-PART-ENDED"] = judged(
-        "every started part ended before finish", on_wire(aisdk_part_ended_verdicts)
-    )
-    rules["AISDK-DONE"] = judged("data: [DONE] last", on_wire(aisdk_done_verdicts))
-    return rules
 
 
 AI_SDK_UI = Profile(

@@ -41,7 +41,6 @@ and ``@ag-ui/client`` 1.0's ``verifyEvents``; neither is a dependency of the ref
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -50,24 +49,21 @@ from google.adk.events import Event
 
 from harness.suites.gateway.reference.frames import event_text
 from harness.suites.gateway.reference.stream import (
+    RUN_FAILED_TEXT,
+    RUN_TIMED_OUT_TEXT,
     BadRequestError,
     DataWriter,
     Ending,
     ToolCallIds,
     TurnRequest,
+    new_id,
     tool_summary,
 )
 
 PATH: Final = "/ag-ui"
 PROTOCOL_VERSION: Final = "1.0"
-RUN_FAILED_MESSAGE: Final = "The run failed; try again."
-RUN_TIMED_OUT_MESSAGE: Final = "The run took too long and was stopped; try again."
 
 AgUiEvent = dict[str, Any]
-
-
-def new_id() -> str:
-    return uuid.uuid4().hex
 
 
 class AgUiMapper:
@@ -202,7 +198,7 @@ class AgUiMapper:
             run_id = self._make_id()  # mutant: not the run RUN_STARTED opened
         return [{"type": "RUN_FINISHED", "threadId": self.thread_id, "runId": run_id}]
 
-    def failed(self, code: str | None, message: str = RUN_FAILED_MESSAGE) -> list[AgUiEvent]:
+    def failed(self, code: str | None, message: str = RUN_FAILED_TEXT) -> list[AgUiEvent]:
         if self._bug == "agui-finished-on-error":
             return self.finished()  # mutant: the failure is reported as a success
         self.ended = True
@@ -215,7 +211,7 @@ class AgUiMapper:
         if ending is Ending.DONE:
             return self.finished()
         if ending is Ending.TIMED_OUT:
-            return self.failed("TIMEOUT", RUN_TIMED_OUT_MESSAGE)
+            return self.failed("TIMEOUT", RUN_TIMED_OUT_TEXT)
         return self.failed(None)
 
 

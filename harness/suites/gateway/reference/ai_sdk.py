@@ -38,7 +38,6 @@ of the reference.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -48,11 +47,14 @@ from google.adk.events import Event
 from harness.suites.gateway.reference.frames import event_text
 from harness.suites.gateway.reference.stream import (
     DATA_DONE,
+    RUN_FAILED_TEXT,
+    RUN_TIMED_OUT_TEXT,
     BadRequestError,
     DataWriter,
     Ending,
     ToolCallIds,
     TurnRequest,
+    new_id,
     tool_summary,
 )
 
@@ -60,14 +62,8 @@ PATH: Final = "/api/chat"
 HEADERS: Final[Mapping[str, str]] = {"x-vercel-ai-ui-message-stream": "v1"}
 """The headers the UI message stream adds to the gateway's SSE headers (content type, no cache,
 no proxy buffering): ``ui-message-stream-headers.ts``."""
-RUN_FAILED_TEXT: Final = "The run failed; try again."
-RUN_TIMED_OUT_TEXT: Final = "The run took too long and was stopped; try again."
 
 Chunk = dict[str, Any]
-
-
-def new_id() -> str:
-    return uuid.uuid4().hex
 
 
 class AiSdkMapper:

@@ -115,6 +115,17 @@ class ClientGoneError(Exception):
     """A frame could not be written: the client went away, so the run must stop."""
 
 
+async def send_bytes(response: web.StreamResponse, data: bytes, bug: str | None) -> None:
+    """Write ``data`` in one write; a closed socket is the client gone (:class:`ClientGoneError`:
+    the run must stop), except for the ``no-dispose`` mutant, which writes on regardless."""
+    try:
+        await response.write(data)
+    except ConnectionError as exc:  # aiohttp: ClientConnectionResetError on a closed socket
+        if bug == "no-dispose":
+            return  # mutant: a send failure does not stop the run
+        raise ClientGoneError(str(exc)) from exc
+
+
 class FrameWriter:
     """Numbers frames with the gateway's own counter and writes each one in a single write."""
 
@@ -158,9 +169,4 @@ class FrameWriter:
                 self._unsent += data  # mutant: held until the run's last frame
                 return
             data, self._unsent = self._unsent + data, b""
-        try:
-            await self._response.write(data)
-        except ConnectionError as exc:  # aiohttp: ClientConnectionResetError on a closed socket
-            if self._bug == "no-dispose":
-                return  # mutant: a send failure does not stop the run
-            raise ClientGoneError(str(exc)) from exc
+        await send_bytes(self._response, data, self._bug)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import enum
 import json
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from aiohttp import web
 from google.adk.events import Event
@@ -23,8 +24,8 @@ from harness.suites.gateway.reference.frames import (
     DONE,
     RUN_FAILED,
     RUN_TIMED_OUT,
-    ClientGoneError,
     FrameWriter,
+    send_bytes,
 )
 
 
@@ -90,6 +91,16 @@ class TypedFrameStream:
         await self._writer.send(frame[ending])
 
 
+RUN_FAILED_TEXT: Final = "The run failed; try again."
+RUN_TIMED_OUT_TEXT: Final = "The run took too long and was stopped; try again."
+"""What the browser is told of a failed run and of one stopped at its bound (on every data-only
+wire; the detail stays in the log)."""
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
 DATA_DONE = "[DONE]"
 """The AI SDK UI message stream's end marker: ``data: [DONE]``, not JSON."""
 
@@ -118,14 +129,8 @@ class DataWriter:
                 self._unsent += data  # mutant: held until the stream's last event
                 return
             data, self._unsent = self._unsent + data, b""
-        if not data:
-            return
-        try:
-            await self._response.write(data)
-        except ConnectionError as exc:  # aiohttp: ClientConnectionResetError on a closed socket
-            if self._bug == "no-dispose":
-                return  # mutant: a send failure does not stop the run
-            raise ClientGoneError(str(exc)) from exc
+        if data:
+            await send_bytes(self._response, data, self._bug)
 
 
 class ToolCallIds:
