@@ -6,7 +6,7 @@ invents a requirement; it looks one up here and builds its verdict with :func:`j
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -48,19 +48,67 @@ class Requirement(BaseModel):
         return None
 
 
-REGISTRY: dict[str, Requirement] = {}
+class Registry(Mapping[str, Requirement]):
+    """Every requirement of every suite, by id, loaded on first use.
+
+    A suite's ``requirements`` module registers its rules when it is imported; the suites'
+    registry (:mod:`harness.suites`) adds a loader that imports them all, and the first lookup
+    (an id, ``in``, iterating) runs it. So a process that never judges (the reference A2A
+    client booted per turn, ``streamproof --help``) never builds the rules."""
+
+    def __init__(self) -> None:
+        self._rules: dict[str, Requirement] = {}
+        self._loaders: list[Callable[[], None]] = []
+
+    def add_loader(self, load: Callable[[], None]) -> None:
+        """Run ``load`` before the next lookup (once): it imports the modules that register
+        rules, and may reorder them (:meth:`put_first`)."""
+        self._loaders.append(load)
+
+    def _load(self) -> None:
+        while self._loaders:
+            self._loaders.pop(0)()
+
+    def add(self, rule: Requirement) -> None:
+        """Register ``rule`` (without loading the others: a loader's imports call this)."""
+        known = self._rules.get(rule.id)
+        if known is not None and known != rule:
+            raise ValueError(f"requirement id {rule.id!r} is registered twice")
+        self._rules[rule.id] = rule
+
+    def put_first(self, rules: Iterable[Requirement]) -> None:
+        """List ``rules`` first, in their order, then every other rule as registered."""
+        ordered = {rule.id: rule for rule in [*rules, *self._rules.values()]}
+        self._rules.clear()
+        self._rules.update(ordered)
+
+    def __getitem__(self, id: str) -> Requirement:
+        self._load()
+        return self._rules[id]
+
+    def __contains__(self, id: object) -> bool:
+        self._load()
+        return id in self._rules
+
+    def __iter__(self) -> Iterator[str]:
+        self._load()
+        return iter(self._rules)
+
+    def __len__(self) -> int:
+        self._load()
+        return len(self._rules)
+
+
+REGISTRY = Registry()
 """Every requirement of every suite, by id. Each suite's ``requirements`` module registers its
-own rules when it is imported (:mod:`harness.suites` imports them all), so the core names no
-suite."""
+own rules when it is imported (the loader :mod:`harness.suites` adds imports them all on the
+first lookup), so the core names no suite."""
 
 
 def register(rules: Iterable[Requirement]) -> None:
     """Add a suite's rules to the registry; an id taken by another rule is an error."""
     for rule in rules:
-        known = REGISTRY.get(rule.id)
-        if known is not None and known != rule:
-            raise ValueError(f"requirement id {rule.id!r} is registered twice")
-        REGISTRY[rule.id] = rule
+        REGISTRY.add(rule)
 
 
 def requirement(id: str) -> Requirement:

@@ -10,16 +10,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, Any, cast
 
-import yaml
-
-# Importing a suite's requirements registers its rules: whoever imports any suite (a scenario
-# model, a check, the CLI) finds every requirement in the registry.
 from harness.requirements import REGISTRY
-from harness.suite_interface import Environment, Suite
-from harness.suites.a2a_client.requirements import A2A_CLIENT
-from harness.suites.gateway.requirements import GATEWAY
+
+if TYPE_CHECKING:
+    from harness.requirements import Requirement
+    from harness.suite_interface import Environment, Suite
+    from harness.suites.a2a_client.requirements import A2A_CLIENT
+    from harness.suites.gateway.requirements import GATEWAY
 
 __all__ = [
     "A2A_CLIENT",
@@ -33,10 +32,37 @@ __all__ = [
     "suite",
 ]
 
-# Reports and the README list the gateway's rules first, whichever suite was imported first.
-_ordered = {rule.id: rule for rule in [*GATEWAY, *A2A_CLIENT, *REGISTRY.values()]}
-REGISTRY.clear()
-REGISTRY.update(_ordered)
+_RULES = {
+    "GATEWAY": "harness.suites.gateway.requirements",
+    "A2A_CLIENT": "harness.suites.a2a_client.requirements",
+}
+"""Each suite's rules: the list's name and the module that registers it on import."""
+
+
+def _rules(name: str) -> list[Requirement]:
+    return cast("list[Requirement]", getattr(importlib.import_module(_RULES[name]), name))
+
+
+def _load_rules() -> None:
+    """Import every suite's requirements (each registers its rules); reports and the README
+    list the gateway's seed rules first, then the A2A client's, then the wire profiles'."""
+    REGISTRY.put_first([*_rules("GATEWAY"), *_rules("A2A_CLIENT")])
+
+
+# Whoever looks a requirement up (a scenario model, a check, the CLI, a report) finds every
+# suite's rules in the registry; a process that never looks one up (the reference A2A client
+# started per turn) never imports them.
+REGISTRY.add_loader(_load_rules)
+
+
+def __getattr__(name: str) -> Any:
+    """``GATEWAY`` and ``A2A_CLIENT`` (the suites' rule lists) and the suite protocols,
+    imported on first use."""
+    if name in _RULES:
+        return _rules(name)
+    if name in ("Environment", "Suite"):
+        return getattr(importlib.import_module("harness.suite_interface"), name)
+    raise AttributeError(f"module 'harness.suites' has no attribute {name!r}")
 
 
 SUITES: Mapping[str, str] = {
@@ -59,7 +85,7 @@ def suite(kind: str) -> Suite:
         module = SUITES[kind]
     except KeyError:
         raise KeyError(f"unknown scenario kind {kind!r}; kinds are {', '.join(SUITES)}") from None
-    return cast(Suite, importlib.import_module(module))
+    return cast("Suite", importlib.import_module(module))
 
 
 def known_bugs(target_file: str | Path | None = None) -> list[str]:
@@ -67,6 +93,8 @@ def known_bugs(target_file: str | Path | None = None) -> list[str]:
     its own, such as the Java client, takes only its own mutants), else every bundled
     reference's. A target file that cannot be loaded lists none (its loading reports why)."""
     if target_file is not None:
+        import yaml
+
         from harness.targets.errors import TargetConfigError
 
         try:

@@ -1,11 +1,28 @@
 """Verdict builders: ``at`` (when the broken rule showed) is kept on a verdict that did not
-pass, and dropped from a pass, so a picture never marks a moment for a rule that held."""
+pass, and dropped from a pass, so a picture never marks a moment for a rule that held. The
+registry: loaded on first lookup, so a process that judges nothing never builds a rule."""
 
 from __future__ import annotations
 
-from harness.requirements import expectation, from_violations, judge
+import subprocess
+import sys
+
+import pytest
+
+from harness.requirements import (
+    REGISTRY,
+    Registry,
+    Requirement,
+    expectation,
+    from_violations,
+    judge,
+)
+from harness.suites import A2A_CLIENT, GATEWAY
 from harness.suites.gateway import requirements as _gateway_rules  # noqa: F401  (registers them)
-from harness.verdicts import Outcome
+from harness.suites.gateway.requirements import AG_UI, AI_SDK_UI
+from harness.verdicts import Level, Outcome
+
+CLIENT = "harness.suites.a2a_client.reference.client"
 
 
 def test_a_failed_or_unmet_verdict_keeps_its_moment() -> None:
@@ -22,3 +39,66 @@ def test_a_pass_has_no_moment_even_when_one_is_given() -> None:
     assert judge("GW-FRAME-ID-FRESH", True, "fine", at=0.7).at is None
     assert expectation("expect.frames", True, "as expected", at=1.5).at is None
     assert judge("GW-FRAME-ID-FRESH", False, "GW-FRAME-ID-FRESH: x").at is None  # none given
+
+
+def _rule(id: str) -> Requirement:
+    return Requirement(
+        id=id, level=Level.MUST, statement="s", seed="seed", section="x", kind="gateway"
+    )
+
+
+def test_the_registry_runs_its_loaders_once_on_the_first_lookup() -> None:
+    registry = Registry()
+    loads: list[str] = []
+
+    def load() -> None:
+        loads.append("loaded")
+        registry.add(_rule("B"))
+        registry.add(_rule("A"))
+        registry.put_first([_rule("A")])
+
+    registry.add_loader(load)
+    assert loads == []  # adding a loader builds nothing
+    assert "A" in registry and list(registry) == ["A", "B"] and len(registry) == 2
+    assert registry["B"].id == "B" and registry.get("C") is None
+    assert loads == ["loaded"]
+
+
+def test_an_id_registered_twice_with_another_rule_is_an_error() -> None:
+    registry = Registry()
+    registry.add(_rule("A"))
+    registry.add(_rule("A"))  # the same rule again (a module imported twice) is fine
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.add(_rule("A").model_copy(update={"statement": "other"}))
+
+
+def test_every_suites_rules_are_found_gateway_seed_rules_first() -> None:
+    ids = list(REGISTRY)
+    assert ids[0] == GATEWAY[0].id
+    assert ids[: len(GATEWAY) + len(A2A_CLIENT)] == [r.id for r in (*GATEWAY, *A2A_CLIENT)]
+    assert {r.id for r in (*AG_UI, *AI_SDK_UI)} == set(ids[len(GATEWAY) + len(A2A_CLIENT) :])
+
+
+def test_the_reference_a2a_client_starts_without_building_any_rule() -> None:
+    """Started once per turn (README, "Performance"): importing the program and its packages
+    must not import a suite's rules, the scenario files' YAML parser or httpx's own command
+    line. Read from the interpreter's import log of the real program."""
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", CLIENT, "--list-bugs"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    imported = {line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines()}
+    assert {"a2a.client", "harness.suites", "harness.requirements"} <= imported  # the log is read
+    unwanted = {
+        "harness.suites.gateway.requirements",
+        "harness.suites.a2a_client.requirements",
+        "yaml",
+        "rich",
+        "click",
+        "pygments",
+    }
+    assert imported & unwanted == set()
+    assert "no-watchdog" in run.stdout
