@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.verdicts import Outcome, Verdict
+if TYPE_CHECKING:
+    from harness.verdicts import Outcome, Verdict
 
 __all__ = [
     "CONCURRENCY_RANGE",
@@ -61,16 +62,6 @@ def load_line(scenario_id: str, load: Mapping[str, Any]) -> str:
     return f"{scenario_id} x{load.get('sessions', '?')}: " + "; ".join(parts)
 
 
-_SEVERITY = {
-    Outcome.FAIL: 5,
-    Outcome.NON_STRICT: 4,
-    Outcome.PASS: 3,
-    Outcome.INFO: 2,
-    Outcome.NOT_APPLICABLE: 1,
-    Outcome.SKIP: 0,
-}
-
-
 def merge_verdicts(
     per_session: Sequence[Sequence[Verdict]], noun: str = "session"
 ) -> list[Verdict]:
@@ -78,6 +69,18 @@ def merge_verdicts(
     message names the copy and how many copies broke the rule (``session 2/4: ... (broken in 2
     of 4 sessions)``), or says that every copy gave the same outcome (``all 4 sessions, session
     1/4 shown: ...``), or how many gave this one. ``noun`` names a copy (``session``, ``call``)."""
+    # Imported here: the CLI reads this module's bounds for its --help, which builds no verdict
+    # model (pydantic).
+    from harness.verdicts import Outcome
+
+    severity = {
+        Outcome.FAIL: 5,
+        Outcome.NON_STRICT: 4,
+        Outcome.PASS: 3,
+        Outcome.INFO: 2,
+        Outcome.NOT_APPLICABLE: 1,
+        Outcome.SKIP: 0,
+    }
     k = len(per_session)
     order: list[tuple[str, str]] = []
     worst: dict[tuple[str, str], tuple[int, Verdict]] = {}
@@ -88,7 +91,7 @@ def merge_verdicts(
             if key not in worst:
                 order.append(key)
             outcomes.setdefault(key, []).append(v.outcome)
-            if key not in worst or _SEVERITY[v.outcome] > _SEVERITY[worst[key][1].outcome]:
+            if key not in worst or severity[v.outcome] > severity[worst[key][1].outcome]:
                 worst[key] = (i, v)
     out: list[Verdict] = []
     for key in order:

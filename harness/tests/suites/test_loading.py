@@ -363,3 +363,31 @@ def test_a_gateway_scenario_names_engines_per_link() -> None:
             .replace("{after_event: 1}", "{on_request: true}"),
             "named.yaml",
         )
+
+
+def test_libyaml_composes_the_same_data_and_lines_and_a_refused_file_keeps_pythons_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Scenario files are composed by LibYAML when PyYAML has it (README, "Performance"): the
+    data and every key's line must be those of the pure-Python parser, and a malformed file's
+    problem must quote the pure-Python parser's message, as before."""
+    import yaml
+
+    from harness.suites import loading
+
+    if not yaml.__with_libyaml__:
+        pytest.skip("PyYAML without LibYAML: the pure-Python parser is the only one")
+    assert loading._FastComposer is yaml.CSafeLoader
+    texts = [GOOD, *(p.read_text(encoding="utf-8") for p in sorted(SCENARIOS.rglob("*.yaml")))]
+    fast = [loading.yaml_documents(t, "f.yaml") for t in texts]
+    monkeypatch.setattr(loading, "_FastComposer", loading._LineLoader)
+    slow = [loading.yaml_documents(t, "f.yaml") for t in texts]
+    assert [[(d.data, d.lines) for d in docs] for docs, _ in fast] == [
+        [(d.data, d.lines) for d in docs] for docs, _ in slow
+    ]
+    monkeypatch.undo()
+    broken = "id: x\nmodel: [1, 2\nrequest: hi\n"
+    _, problems = loading.yaml_documents(broken, "bad.yaml")
+    with pytest.raises(yaml.YAMLError) as python_error:
+        list(yaml.compose_all(broken, Loader=yaml.SafeLoader))
+    assert [str(p) for p in problems] == [str(loading._malformed("bad.yaml", python_error.value))]
