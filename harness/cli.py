@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_TARGET = 0, 1, 2, 3
 
+UNUSED_PLUGINS = ("hypothesispytest", "anyio", "ag_ui_validate")
+"""pytest plugins (by entry point name) that ``streamproof run`` leaves out when installed:
+they serve tests written with hypothesis, anyio or ag-ui-validate, never a scenario item."""
+
 NO_BUNDLED_SUITES = (
     "this streamproof has no bundled suites (the package harness.scenarios is not installed: "
     "install streamproof, e.g. pip install -e . in its repository)"

@@ -278,3 +278,25 @@ def test_engines_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
 
     assert main(["engines"]) == 0
     assert capsys.readouterr().out.strip() == engines_table()
+
+
+def test_run_starts_without_the_plugins_no_scenario_uses(tmp_path: Path) -> None:
+    """Installed pytest plugins that serve other tests (hypothesis's imports hypothesis for a
+    verbose run's header) are left out of ``streamproof run``: read from the modules a real
+    run that selects nothing has imported (README, "Performance")."""
+    probe = (
+        "import sys\n"
+        "from harness.cli import main\n"
+        "code = main(['run', '-k', 'no-scenario-is-called-this', '--report-dir', "
+        f"{str(tmp_path)!r}])\n"
+        "print('IMPORTED', code, *sorted(m for m in sys.modules if '.' not in m or "
+        "m.endswith('pytest_plugin')))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+    )
+    line = next(x for x in run.stdout.splitlines() if x.startswith("IMPORTED"))
+    code, *imported = line.split()[1:]
+    assert code == "2", run.stdout + run.stderr  # nothing was judged
+    assert {"pytest", "harness.pytest_plugin", "xdist"} <= set(imported)  # what a run needs
+    assert set(imported) & {"hypothesis", "anyio.pytest_plugin", "ag_ui_validate"} == set()
