@@ -646,6 +646,10 @@ def _run_scenarios(args: argparse.Namespace, last_durations: tuple[Path, str] | 
         *paths,
         "-p",
         "no:cacheprovider",
+        # Plugins a scenario item never uses, which installed packages bring: each costs the
+        # run's start (hypothesis's imports hypothesis for the header of a verbose run, about
+        # 0.5 s; README, "Performance").
+        *(arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")),
         "-o",
         "testpaths=",
         "-o",
