@@ -1027,7 +1027,7 @@ def _explore(args: argparse.Namespace) -> int:
 
 
 def _mutants(args: argparse.Namespace) -> int:
-    from harness.mutants import default_suites, run_matrix
+    from harness.mutants import default_suites, durations_of_matrix, run_matrix
 
     suites = default_suites()
     names = [suite.name for suite in suites]
@@ -1051,9 +1051,16 @@ def _mutants(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         print("--jobs must be at least 1", file=sys.stderr)
         return EXIT_BAD_INPUT
-    matrix = run_matrix(suites, only=args.only, jobs=args.jobs, time_scale=args.time_scale)
-    print(matrix.render())
     report_dir = Path(args.report_dir)
+    matrix = run_matrix(
+        suites,
+        only=args.only,
+        jobs=args.jobs,
+        time_scale=args.time_scale,
+        # The last matrix's walls order the runs longest first.
+        durations=durations_of_matrix(report_dir / "mutants.json"),
+    )
+    print(matrix.render())
     report_dir.mkdir(parents=True, exist_ok=True)
     (report_dir / "mutants.json").write_text(json.dumps(matrix.to_json(), indent=2) + "\n")
     print(f"streamproof: matrix in {report_dir / 'mutants.json'}")

@@ -182,13 +182,60 @@ def _run_one(suite: Suite, bug: str | None, workdir: Path, time_scale: float | N
     return Run(suite.name, bug, intended, failed_requirements(report), proc.returncode, wall)
 
 
+RunKey = tuple[str, str | None]
+"""A run of the matrix: its suite's name and its bug (None for the reference)."""
+
+
+def durations_of_matrix(path: Path) -> dict[RunKey, float]:
+    """Seconds per run as a previous ``mutants.json`` recorded them; nothing when the file is
+    missing or is not one (the runs are then ordered by :func:`longest_first`'s estimate)."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    runs = report.get("runs") if isinstance(report, dict) else None
+    out: dict[RunKey, float] = {}
+    for run in runs if isinstance(runs, list) else []:
+        if not isinstance(run, dict):
+            continue
+        suite, bug, wall = run.get("suite"), run.get("bug"), run.get("wall_s")
+        if isinstance(suite, str) and (bug is None or isinstance(bug, str)):
+            if isinstance(wall, int | float) and wall >= 0 and not run.get("error"):
+                out[(suite, bug)] = float(wall)
+    return out
+
+
+def longest_first(
+    plan: Sequence[tuple[Suite, str | None]], durations: Mapping[RunKey, float] | None = None
+) -> list[int]:
+    """The indexes of ``plan`` in the order to start them: longest first, so that no long run
+    starts last and holds the matrix up alone. A run's length is what ``durations`` (a previous
+    matrix) recorded; a run it does not know counts as their median. Without durations, a run
+    with ``--concurrency K`` counts K times one without (K sessions of every scenario, one
+    client process each for the A2A suite). Ties keep the plan's order."""
+    known = sorted((durations or {}).values())
+    median = known[len(known) // 2] if known else 1.0
+
+    def weight(index: int) -> float:
+        suite, bug = plan[index]
+        if durations:
+            return durations.get((suite.name, bug), median)
+        return float(suite.concurrent.get(bug, 1)) if bug is not None else 1.0
+
+    return sorted(range(len(plan)), key=lambda i: (-weight(i), i))
+
+
 def run_matrix(
     suites: Sequence[Suite],
     *,
     only: Iterable[str] = (),
     jobs: int = 2,
     time_scale: float | None = None,
+    durations: Mapping[RunKey, float] | None = None,
 ) -> Matrix:
+    """Every reference and mutant of ``suites`` (or only the mutants named), ``jobs`` runs at
+    once, started longest first (:func:`longest_first`, by ``durations`` when given); the
+    matrix lists them in plan order: each suite's reference, then its mutants."""
     wanted = set(only)
     plan: list[tuple[Suite, str | None]] = []
     for suite in suites:
@@ -201,8 +248,11 @@ def run_matrix(
         tempfile.TemporaryDirectory(prefix="streamproof-mutants-") as tmp,
         ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool,
     ):
-        futures = [pool.submit(_run_one, s, bug, Path(tmp), time_scale) for s, bug in plan]
-        matrix.runs = [f.result() for f in futures]
+        futures = {
+            i: pool.submit(_run_one, plan[i][0], plan[i][1], Path(tmp), time_scale)
+            for i in longest_first(plan, durations)
+        }
+        matrix.runs = [futures[i].result() for i in range(len(plan))]
     matrix.wall_s = time.monotonic() - started
     return matrix
 

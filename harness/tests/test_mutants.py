@@ -194,6 +194,55 @@ def test_jobs_bounds_how_many_run_at_once(
     assert rec.most == most
 
 
+def test_runs_start_longest_first_by_the_last_matrix_and_are_listed_in_plan_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rec = Recorder()
+    monkeypatch.setattr(mutants, "_run_one", rec)
+    last = {("gateway", None): 30.0, ("gateway", "slow-first"): 90.0, ("a2a-client", None): 40.0}
+    matrix = run_matrix([GATEWAY, CLIENT], jobs=1, durations=last)
+    # Unknown runs (no-auth, no-watchdog) count as the median, 40 s; ties keep the plan order.
+    assert [(s, b) for s, b, _ in rec.calls] == [
+        ("gateway", "slow-first"),
+        ("gateway", "no-auth"),
+        ("a2a-client", None),
+        ("a2a-client", "no-watchdog"),
+        ("gateway", None),
+    ]
+    assert [(r.suite, r.bug) for r in matrix.runs] == [
+        ("gateway", None),
+        ("gateway", "no-auth"),
+        ("gateway", "slow-first"),
+        ("a2a-client", None),
+        ("a2a-client", "no-watchdog"),
+    ]
+
+
+def test_without_a_last_matrix_the_concurrent_runs_start_first() -> None:
+    shared = Suite("gateway", (), None, {"a": "GW-A", "shared-draft": "GW-B"}, {"shared-draft": 4})
+    plan = [(shared, None), (shared, "a"), (shared, "shared-draft"), (CLIENT, "no-watchdog")]
+    assert mutants.longest_first(plan) == [2, 0, 1, 3]
+
+
+def test_the_last_matrix_gives_each_runs_wall_and_nothing_when_unreadable(tmp_path: Path) -> None:
+    path = tmp_path / "mutants.json"
+    matrix = Matrix(
+        [
+            Run("gateway", None, None, (), 0, 31.5),
+            Run("gateway", "no-auth", "GW-AUTH", ("GW-AUTH",), 1, 40.25),
+            Run("gateway", "slow-first", "GW-FIRST-BYTE", (), -1, 900.0, "no result"),
+        ]
+    )
+    path.write_text(json.dumps(matrix.to_json()))
+    assert mutants.durations_of_matrix(path) == {
+        ("gateway", None): 31.5,
+        ("gateway", "no-auth"): 40.25,
+    }  # a run that gave no result says nothing of its length
+    assert mutants.durations_of_matrix(tmp_path / "none.json") == {}
+    path.write_text("[1, 2]")
+    assert mutants.durations_of_matrix(path) == {}
+
+
 # --- one run: the command it starts and what it makes of the outcome ---------------------------
 
 
