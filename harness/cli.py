@@ -138,8 +138,8 @@ def _parser() -> argparse.ArgumentParser:
         "--durations-from",
         metavar="FILE",
         default=None,
-        help="the results.json whose durations balance --shard (default: the last run's, "
-        "REPORT_DIR/results.json, when there is one)",
+        help="the results.json whose durations balance --shard and order -n's workers, "
+        "longest first (default: the last run's, REPORT_DIR/results.json, when there is one)",
     )
     run.add_argument("-k", metavar="EXPR", help="only scenarios whose id matches EXPR")
     run.add_argument("-x", "--exitfirst", action="store_true")
@@ -534,13 +534,14 @@ def _validate(paths: Sequence[str]) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    """``streamproof run``; with ``--shard`` and no ``--durations-from``, the last run's
-    durations are kept aside (the run removes its results.json before it starts) for the
-    split to read."""
+    """``streamproof run``; with ``--shard`` or ``-n`` and no ``--durations-from``, the last
+    run's durations are kept aside (the run removes its results.json before it starts) for the
+    split and the workers' order to read."""
     import tempfile
 
     last = Path(args.report_dir) / "results.json"
-    if args.shard is None or args.durations_from is not None or not last.is_file():
+    wanted = args.shard is not None or args.workers not in (None, "0", "1")
+    if not wanted or args.durations_from is not None or not last.is_file():
         return _run_scenarios(args, None)
     with tempfile.TemporaryDirectory(prefix="streamproof-durations-") as folder:
         kept = Path(folder) / "results.json"
@@ -793,23 +794,27 @@ def _parallel_options(
         except ValueError as exc:
             return f"streamproof run --shard {exc}"
         options.append(f"--streamproof-shard={args.shard}")
+    if args.shard is None and workers in (0, 1):
         if args.durations_from is not None:
-            try:
-                durations_of_report(Path(args.durations_from))
-            except DurationsError as exc:
-                return f"streamproof run --durations-from {exc}"
-            options.append(f"--streamproof-durations-from={args.durations_from}")
-        elif last_durations is not None:
-            kept, label = last_durations
-            try:
-                durations_of_report(kept)
-            except DurationsError:
-                pass  # not a report of scenarios: the parts are balanced by count
-            else:
-                options.append(f"--streamproof-durations-from={kept}")
-                os.environ["STREAMPROOF_DURATIONS_LABEL"] = label
+            return (
+                "streamproof run --durations-from: it balances --shard and orders -n's "
+                "workers, and neither is given"
+            )
     elif args.durations_from is not None:
-        return "streamproof run --durations-from: it balances --shard, which is not given"
+        try:
+            durations_of_report(Path(args.durations_from))
+        except DurationsError as exc:
+            return f"streamproof run --durations-from {exc}"
+        options.append(f"--streamproof-durations-from={args.durations_from}")
+    elif last_durations is not None:
+        kept, label = last_durations
+        try:
+            durations_of_report(kept)
+        except DurationsError:
+            pass  # not a report of scenarios: by count, in collection order
+        else:
+            options.append(f"--streamproof-durations-from={kept}")
+            os.environ["STREAMPROOF_DURATIONS_LABEL"] = label
     return workers, options
 
 

@@ -10,9 +10,11 @@ Loaded by :mod:`harness.pytest_plugin` (``pytest_plugins``); cheap to import.
   its own: targets must not fix theirs, see :func:`harness.parallel.parallel_refusal`), and at
   its end closes them and sends its records to the controller (``workeroutput``) instead of
   writing a report.
-* **Controller.** It runs no scenario: it gathers the workers' records, puts them in collection
-  order, writes the one ``results.json`` / ``report.html`` a serial run would write, and
-  reorders ``junit.xml`` the same way. Interrupted (a signal, or a worker's Ctrl-C), it passes
+* **Controller.** It runs no scenario: it hands the scenarios out longest first (by the
+  durations of the last report, :class:`LongestFirst`), so the run does not end with one worker
+  alone on a long scenario; it gathers the workers' records, puts them in collection order,
+  writes the one ``results.json`` / ``report.html`` a serial run would write, and reorders
+  ``junit.xml`` the same way. Interrupted (a signal, or a worker's Ctrl-C), it passes
   SIGTERM on to every worker still running, so each closes its target before xdist's own
   shutdown (which kills a worker that has not exited after 10 s) reaches it.
 """
@@ -23,7 +25,7 @@ import json
 import os
 import signal
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +71,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--streamproof-durations-from",
         metavar="FILE",
         default=None,
-        help="a results.json whose durations balance --streamproof-shard (default: the "
+        help="a results.json whose durations balance --streamproof-shard and order the "
+        "workers of -n, longest first (default: the "
         "results.json in the report folder, when there is one; else every scenario counts "
         "the same)",
     )
@@ -120,7 +123,8 @@ def _refusal(target_file: str | None, workers: int | str) -> str | None:
 
 
 def _durations(config: pytest.Config) -> tuple[dict[str, float], str | None]:
-    """The durations that balance the shards and the file they came from."""
+    """The durations that balance the shards and order the workers, and the file they came
+    from."""
     from harness.parallel import DurationsError, durations_of_report
 
     given = config.getoption("--streamproof-durations-from", None)
@@ -175,6 +179,70 @@ def pytest_collection_modifyitems(
 def shard_of(config: pytest.Config) -> dict[str, Any] | None:
     """Which part of the selection this session ran (``--streamproof-shard``), or None."""
     return config.stash.get(SHARD_KEY, None)
+
+
+def order_longest_first(ids: Sequence[str | None], durations: Mapping[str, float]) -> list[int]:
+    """The indexes of ``ids`` (scenario ids; None for an item that is no scenario) longest
+    first by ``durations``: a scenario they do not know counts as their median, an item that
+    is no scenario as nothing; ties keep the collection order. Without any duration of these
+    ids the order is the collection's."""
+    known = sorted(durations[sid] for sid in ids if sid is not None and sid in durations)
+    if not known:
+        return list(range(len(ids)))
+    median = known[len(known) // 2]
+
+    def weight(i: int) -> float:
+        sid = ids[i]
+        return 0.0 if sid is None else durations.get(sid, median)
+
+    return sorted(range(len(ids)), key=lambda i: (-weight(i), i))
+
+
+def _scenario_id(config: pytest.Config, nodeid: str) -> str | None:
+    """The scenario id of a collected node (``path::id``), or None when it is no scenario."""
+    from harness.pytest_shared import is_scenario_file
+
+    path, _, name = nodeid.partition("::")
+    return name if name and is_scenario_file(config.rootpath / path, config) else None
+
+
+def _make_longest_first(base: type[Any]) -> type[Any]:
+    class LongestFirst(base):  # type: ignore[misc]
+        """xdist's load scheduling, with the pending scenarios handed out longest first (by
+        the durations of the last report) and one at a time beyond the two each worker
+        holds, so the run ends with every worker busy to near its end. A session without
+        scenarios, or without durations of them, is scheduled as xdist does."""
+
+        def __init__(self, config: pytest.Config, log: Any = None) -> None:
+            super().__init__(config, log)
+            self._ordered = False
+            if config.getoption("maxschedchunk", None) is None:
+                self.maxschedchunk = 1
+
+        def _send_tests(self, node: Any, num: int) -> None:
+            if not self._ordered and self.collection is not None:
+                self._ordered = True
+                durations, _ = _durations(self.config)
+                ids = [_scenario_id(self.config, nodeid) for nodeid in self.collection]
+                rank = {i: r for r, i in enumerate(order_longest_first(ids, durations))}
+                self.pending.sort(key=lambda i: rank[i])
+            super()._send_tests(node, num)
+
+    return LongestFirst
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``-n N`` (xdist's ``--dist load``, its default): longest first; any other ``--dist``
+    (a project's own ``loadgroup``, say) is xdist's."""
+    if config.getvalue("dist") != "load":
+        return None
+    import importlib
+
+    load = getattr(importlib.import_module("xdist.scheduler"), "LoadScheduling", None)
+    if load is None or not hasattr(load, "_send_tests"):
+        return None  # an xdist this plugin does not know: its own scheduling
+    return _make_longest_first(load)(config, log)
 
 
 # --- workers ------------------------------------------------------------------------------

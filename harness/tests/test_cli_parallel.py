@@ -47,7 +47,8 @@ def _error(reports: Path) -> str:
         (["--shard", "3/2"], "--shard '3/2': I must be between 1 and N (2)"),
         (["--shard", "x"], "--shard 'x' is not I/N"),
         (["-n", "x"], "-n: 'x' is not a number of workers or auto"),
-        (["--durations-from", "r.json"], "it balances --shard, which is not given"),
+        (["--durations-from", "r.json"], "and neither is given"),
+        (["-n", "2", "--durations-from", "nowhere.json"], "nowhere.json: no such file"),
         (["--shard", "1/2", "--durations-from", "nowhere.json"], "nowhere.json: no such file"),
     ],
 )
