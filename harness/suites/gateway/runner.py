@@ -74,6 +74,26 @@ SETTLE_SECONDS = 2.0
 gateway still has open to finish, before it reads the history."""
 
 
+MAX_PARKED = 3
+"""How many gateways started for other settings stay running beside the one in use (the
+bundled gateway suite uses four settings: direct, and three proxy paths or run bounds)."""
+
+GatewaySettings = tuple[str, ModelPath, float]
+"""What a gateway is started with and keeps while it runs: the model link's engine, the model
+path and the run bound (real seconds)."""
+
+
+@dataclass
+class _Parked:
+    """A gateway started for other settings, kept running with its own links while another
+    is in use, to be used again when a scenario needs its settings."""
+
+    gateway: RunningGateway
+    links: dict[str, FaultLink]
+    link_engines: dict[str, str]
+    browser_url: str
+
+
 @dataclass(frozen=True)
 class ScenarioResult:
     observation: GatewayObservation
@@ -108,6 +128,10 @@ class GatewayEnvironment:
         self._model_path: ModelPath = "direct"
         """How the running gateway reaches the model (fixed while it runs, as the engine)."""
         self._contract_env: dict[str, str] = {}
+        self._parked: dict[GatewaySettings, _Parked] = {}
+        """Gateways of other settings, still running, the least recently used first."""
+        self.starts = 0
+        """How many times a gateway process was started (for the benchmarks)."""
 
     def _quiet_for(self, t0: float) -> float:
         """Seconds since either fake last saw a call start or end (since ``t0``, the epoch
@@ -250,6 +274,7 @@ class GatewayEnvironment:
         self.gateway = await start_gateway(
             self.target, env, bug=self.bug, ready_scale=self.scale.factor
         )
+        self.starts += 1
 
     async def _browser_link(self, browser_engine: str) -> None:
         assert self.gateway is not None
@@ -279,27 +304,62 @@ class GatewayEnvironment:
             )
         await self.engines.ready(chosen.values())
         run_bound = self.scale(scenario.limits.gateway_run_timeout)
-        if (
-            chosen["model"] != self._link_engines.get("model")
-            or scenario.model_path != self._model_path
-            or run_bound != self._run_bound
-        ):
-            for name in ("browser", "model"):
-                link = self.links.pop(name, None)
-                if link is not None:
-                    await link.close()
-            if self.gateway is not None:
-                await self.gateway.close()
-            await self._start_gateway(chosen["model"], scenario.model_path, run_bound)
+        wanted: GatewaySettings = (chosen["model"], scenario.model_path, run_bound)
+        if wanted != self._settings():
+            await self._switch(wanted, chosen["browser"])
+        if chosen["browser"] != self._link_engines.get("browser"):
             await self._browser_link(chosen["browser"])
-        elif chosen["browser"] != self._link_engines.get("browser"):
-            await self._browser_link(chosen["browser"])
+
+    def _settings(self) -> GatewaySettings | None:
+        """The settings the gateway in use was started with (None before the first start)."""
+        model_engine = self._link_engines.get("model")
+        if self.gateway is None or model_engine is None or self._run_bound is None:
+            return None
+        return (model_engine, self._model_path, self._run_bound)
+
+    async def _switch(self, wanted: GatewaySettings, browser_engine: str) -> None:
+        """Put a gateway of ``wanted`` settings in use: the one started for them earlier when
+        it still runs, else a new one. The gateway in use is parked, running, with its links
+        (the oldest parked one is closed beyond MAX_PARKED): a scenario whose settings differ
+        from the previous one's no longer pays a gateway start each time (about 2 s for the
+        reference gateway's imports; README, "Performance"). A parked gateway is what a
+        gateway kept between two scenarios of the same settings always was: nothing of one
+        scenario is judged in another, since each has sessions and a script of its own and
+        the runner waits for quiet after a run that did not end cleanly."""
+        parked = self._parked.pop(wanted, None)
+        current = self._settings()
+        if current is not None and self.gateway is not None:
+            self._parked[current] = _Parked(
+                self.gateway, dict(self.links), dict(self._link_engines), self.browser_url
+            )
+            while len(self._parked) > MAX_PARKED:
+                oldest = next(iter(self._parked))
+                await self._close_parked(self._parked.pop(oldest))
+        self.gateway, self.links, self._link_engines = None, {}, {}
+        if parked is not None and parked.gateway.crashed() is None:
+            self.gateway, self.links = parked.gateway, parked.links
+            self._link_engines, self.browser_url = parked.link_engines, parked.browser_url
+            self._model_path, self._run_bound = wanted[1], wanted[2]
+            return
+        if parked is not None:
+            await self._close_parked(parked)  # it died while parked: start it again
+        model_engine, model_path, run_bound = wanted
+        await self._start_gateway(model_engine, model_path, run_bound)
+        await self._browser_link(browser_engine)
+
+    @staticmethod
+    async def _close_parked(parked: _Parked) -> None:
+        for link in parked.links.values():
+            await link.close()
+        await parked.gateway.close()
 
     async def close(self) -> None:
         for link in self.links.values():
             await link.close()
         if self.gateway is not None:
             await self.gateway.close()
+        while self._parked:
+            await self._close_parked(self._parked.pop(next(iter(self._parked))))
         await self.engines.close()
         await self.model.close()
         await self.tools.close()
