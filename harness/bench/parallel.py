@@ -4,7 +4,9 @@ they gave the same verdicts.
 Run ``python -m harness.bench.parallel [--workers 2] [--rounds 1] [--selection scenarios]``. Each
 round runs ``streamproof run SELECTION`` (``make run``'s selection by default: both bundled
 suites against the bundled references, at the default clock) once serially and once with ``-n
-N``, one after the other, each a fresh process with its own report folder, and prints both wall
+N`` (handed the scenarios longest first by the serial run's durations, as a second run in one
+report folder is), one after the other, each a fresh process with its own report folder, and
+prints both wall
 times, the ratio (serial / parallel) and every scenario or verdict whose outcome differs between
 the two. It also prints where the serial run's time went: the slowest scenarios and the time
 outside any scenario (start-up, collection, reports). Every run is bounded by
@@ -197,11 +199,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     for index in range(1, args.rounds + 1):
         pair: list[RunResult] = []
         for workers in (0, args.workers):
+            extra = list(args.extra)
+            serial_results = out / f"r{index}-serial" / "results.json"
+            if workers and serial_results.is_file():
+                # As a second run in the same report folder would: the workers are handed the
+                # scenarios longest first by the serial run's durations.
+                extra += ["--durations-from", str(serial_results)]
             run = _run_once(
                 workers,
                 out / f"r{index}-{'serial' if not workers else f'n{workers}'}",
                 args.selection,
-                args.extra,
+                extra,
                 args.run_timeout,
             )
             _print_run(index, run)
