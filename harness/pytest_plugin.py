@@ -27,7 +27,7 @@ import pytest
 from _pytest._code.code import ReprFileLocation, TerminalRepr
 
 from harness.faults.engine_names import ENGINES
-from harness.pytest_shared import SESSION_KEY
+from harness.pytest_shared import KINDS_KEY, SESSION_KEY
 from harness.pytest_shared import is_scenario_file as _is_scenario_file
 
 if TYPE_CHECKING:
@@ -357,7 +357,10 @@ class ScenarioItem(pytest.Item):
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    session.config.stash[_SCENARIOS_KEY] = sum(isinstance(i, ScenarioItem) for i in session.items)
+    scenarios = [i for i in session.items if isinstance(i, ScenarioItem)]
+    session.config.stash[_SCENARIOS_KEY] = len(scenarios)
+    kinds: list[str] = list(dict.fromkeys(i.loaded.scenario.kind for i in scenarios))
+    session.config.stash[KINDS_KEY] = kinds
 
 
 @pytest.hookimpl(trylast=True)

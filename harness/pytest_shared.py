@@ -13,10 +13,12 @@ import pytest
 if TYPE_CHECKING:
     from harness.session import HarnessSession
 
-__all__ = ["SESSION_KEY", "is_scenario_file"]
+__all__ = ["KINDS_KEY", "SESSION_KEY", "is_scenario_file"]
 
 SESSION_KEY: pytest.StashKey[HarnessSession] = pytest.StashKey()
 """The session's :class:`~harness.session.HarnessSession` (made when a scenario first runs)."""
+KINDS_KEY: pytest.StashKey[list[str]] = pytest.StashKey()
+"""The scenario kinds the session selected, in the order their first scenario comes."""
 
 
 def is_scenario_file(path: Path, config: pytest.Config) -> bool:

@@ -7,6 +7,8 @@ records every result for ``results.json`` (:mod:`harness.report.results`), which
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import datetime as dt
 import sys
@@ -89,6 +91,8 @@ class HarnessSession:
         self._t0 = time.monotonic()
         self._loop: BackgroundLoop | None = None
         self._envs: dict[str, Environment] = {}
+        self._warming: dict[str, tuple[Environment, concurrent.futures.Future[None]]] = {}
+        """Environments starting in the background while another kind's scenarios run."""
         self._start_errors: dict[str, BaseException] = {}
         # Under plain pytest, SIGTERM and SIGHUP would kill the process and orphan the target:
         # make them interrupt like Ctrl-C while scenarios run (unless the program running
@@ -106,18 +110,48 @@ class HarnessSession:
             raise self._start_errors[kind]
         env = self._envs.get(kind)
         if env is None:
+            warming = self._warming.pop(kind, None)
             try:
-                env = self._make_environment(kind)
-                self.targets[kind] = env.target_info
-                if self._loop is None:
-                    self._loop = BackgroundLoop()
-                self._loop.run(env.start(), timeout=START_BUDGET)
+                if warming is not None:
+                    env, started = warming
+                    try:
+                        started.result(timeout=START_BUDGET)
+                    except TimeoutError:
+                        started.cancel()
+                        raise
+                else:
+                    env = self._make_environment(kind)
+                    self.targets[kind] = env.target_info
+                    if self._loop is None:
+                        self._loop = BackgroundLoop()
+                    self._loop.run(env.start(), timeout=START_BUDGET)
             except (TargetError, TargetConfigError, TimeoutError, OSError) as exc:
                 self._start_errors[kind] = exc
                 raise
             self._envs[kind] = env
             self.targets[kind] = env.target_info  # now with what it learnt at start
+            self._warm_up()
         return env
+
+    def _warm_up(self) -> None:
+        """Start, in the background, the environment of each other kind the session selected
+        (:data:`~harness.pytest_shared.KINDS_KEY`): the reference gateway's start (about 2 s
+        of imports in its own process) then overlaps the A2A client scenarios, which mostly
+        wait (README, "Performance"). A kind this run cannot start is left to its first
+        scenario, which reports why as it always did."""
+        from harness.pytest_shared import KINDS_KEY
+
+        assert self._loop is not None
+        for kind in self.config.stash.get(KINDS_KEY, []):
+            if kind in self._envs or kind in self._warming or kind in self._start_errors:
+                continue
+            try:
+                env = self._make_environment(kind)
+            except Exception:
+                continue  # skipped or refused: its first scenario says so
+            self.targets[kind] = env.target_info
+            future = asyncio.run_coroutine_threadsafe(env.start(), self._loop.loop)
+            self._warming[kind] = (env, future)
 
     def _make_environment(self, kind: str) -> Environment:
         """The user's target for its own kind (scenarios of another kind are skipped, saying
@@ -282,6 +316,15 @@ class HarnessSession:
         (a parallel run's workers can get one from the terminal and one from the controller)."""
         self.interrupts.hold()
         try:
+            for env, started in self._warming.values():
+                # Never used (interrupted first): stop its start, then close what it started.
+                started.cancel()
+                with contextlib.suppress(Exception):
+                    started.result(timeout=30)
+                if self._loop is not None:
+                    with contextlib.suppress(Exception):
+                        self._loop.run(env.close(), timeout=30)
+            self._warming.clear()
             for env in self._envs.values():
                 if self._loop is not None:
                     # Teardown must never hide the results.
