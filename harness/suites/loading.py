@@ -134,7 +134,14 @@ def yaml_documents(text: str, file: str) -> tuple[list[Document], list[Problem]]
     the others are still read (a syntax error stops the whole file: nothing after it parses)."""
     try:
         nodes = list(yaml.compose_all(text, Loader=_FastComposer))
+        # LibYAML's extension is initialised once per process: where the yaml package was
+        # imported again since (an in-process pytest run restores sys.modules after itself),
+        # its nodes are of the first import's classes, which this one's constructor and line
+        # index do not know.
+        fast = all(node is None or isinstance(node, yaml.Node) for node in nodes)
     except yaml.YAMLError:
+        fast = False
+    if not fast:
         try:
             nodes = list(yaml.compose_all(text, Loader=_LineLoader))
         except yaml.YAMLError as exc:
