@@ -334,6 +334,8 @@ class ScenarioItem(pytest.Item):
         from harness.session import session_for
 
         session = session_for(self.config, _SESSION_KEY)
+        if not session.kinds:
+            session.kinds = self.config.stash.get(KINDS_KEY, [])
         with _progress(self.config) as show:
             failure = session.run_item(self, show)
         if failure is not None:

@@ -93,6 +93,9 @@ class HarnessSession:
         self._envs: dict[str, Environment] = {}
         self._warming: dict[str, tuple[Environment, concurrent.futures.Future[None]]] = {}
         """Environments starting in the background while another kind's scenarios run."""
+        self.kinds: list[str] = []
+        """The scenario kinds this session selected, in the order their first scenario comes
+        (set by the plugin): the environments :meth:`_warm_up` starts."""
         self._start_errors: dict[str, BaseException] = {}
         # Under plain pytest, SIGTERM and SIGHUP would kill the process and orphan the target:
         # make them interrupt like Ctrl-C while scenarios run (unless the program running
@@ -135,14 +138,12 @@ class HarnessSession:
 
     def _warm_up(self) -> None:
         """Start, in the background, the environment of each other kind the session selected
-        (:data:`~harness.pytest_shared.KINDS_KEY`): the reference gateway's start (about 2 s
-        of imports in its own process) then overlaps the A2A client scenarios, which mostly
-        wait (README, "Performance"). A kind this run cannot start is left to its first
-        scenario, which reports why as it always did."""
-        from harness.pytest_shared import KINDS_KEY
-
+        (:attr:`kinds`): the reference gateway's start (about 2 s of imports in its own
+        process) then overlaps the A2A client scenarios, which mostly wait (README,
+        "Performance"). A kind this run cannot start is left to its first scenario, which
+        reports why as it always did."""
         assert self._loop is not None
-        for kind in self.config.stash.get(KINDS_KEY, []):
+        for kind in self.kinds:
             if kind in self._envs or kind in self._warming or kind in self._start_errors:
                 continue
             try:

@@ -14,7 +14,6 @@ import pytest
 
 from harness import session as session_module
 from harness.capabilities import ScenarioSkipped
-from harness.pytest_shared import KINDS_KEY
 from harness.session import HarnessSession
 
 
@@ -54,10 +53,8 @@ class _Suite:
 
 
 class _Config:
-    def __init__(self, root: Path, kinds: list[str]) -> None:
+    def __init__(self, root: Path) -> None:
         self.rootpath = root
-        self.stash = pytest.Stash()
-        self.stash[KINDS_KEY] = kinds
 
     def getoption(self, name: str, default: Any = None) -> Any:
         return {"--streamproof-report-dir": str(self.rootpath)}.get(name, default)
@@ -68,7 +65,9 @@ def _session(
 ) -> tuple[HarnessSession, dict[str, _Env]]:
     made: dict[str, _Env] = {}
     monkeypatch.setattr(session_module, "suite", lambda kind: _Suite(kind, made))
-    return HarnessSession(_Config(tmp_path, kinds)), made  # type: ignore[arg-type]
+    holder = HarnessSession(_Config(tmp_path))  # type: ignore[arg-type]
+    holder.kinds = kinds  # as the plugin sets them from its collection
+    return holder, made
 
 
 def test_the_other_kinds_start_in_the_background_once_and_are_used_as_started(
