@@ -117,6 +117,7 @@ class HarnessSession:
             try:
                 if warming is not None:
                     env, started = warming
+                    self.targets[kind] = env.target_info
                     try:
                         started.result(timeout=START_BUDGET)
                     except TimeoutError:
@@ -150,7 +151,7 @@ class HarnessSession:
                 env = self._make_environment(kind)
             except Exception:
                 continue  # skipped or refused: its first scenario says so
-            self.targets[kind] = env.target_info
+            # Not in the report's targets until a scenario of its kind runs on it.
             future = asyncio.run_coroutine_threadsafe(env.start(), self._loop.loop)
             self._warming[kind] = (env, future)
 

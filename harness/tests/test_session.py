@@ -79,9 +79,11 @@ def test_the_other_kinds_start_in_the_background_once_and_are_used_as_started(
         assert made["a2a-client"].starts == 1
         assert "gateway" in made  # made and starting on the loop, not waited for
         assert "refused" not in made  # a kind this run cannot start is left to its scenario
+        assert list(holder.targets) == ["a2a-client"]  # the report names a target once used
         second = holder._environment("gateway")
         assert second is made["gateway"] and second.starts == 1  # waited for, not restarted
         assert second.started_on == "streamproof-loop"
+        assert list(holder.targets) == ["a2a-client", "gateway"]
         assert holder._environment("a2a-client") is first and first.starts == 1
     finally:
         holder.close()
