@@ -65,10 +65,21 @@ def streamproof_run(report_dir: Path, *args: str, timeout: float = 600) -> Run:
     return Run(done.returncode, done.stdout, done.stderr, report_dir, time.monotonic() - started)
 
 
-Plan = Callable[..., Run]
-"""Makes one test's run: called with the test's parameters and ``report_dir`` (its own)."""
-Plans = Mapping[str, Plan]
-"""Test function name -> how to make its run."""
+Plan = Callable[..., Any]
+"""Makes one test's run (a :class:`Run`, or whatever the test reads): called with the test's
+parameters and ``report_dir`` (its own)."""
+
+
+@dataclass(frozen=True)
+class Shared:
+    """One run that several tests read: made once, by ``make(report_dir)``, named ``key``."""
+
+    key: str
+    make: Callable[[Path], Any]
+
+
+Plans = Mapping[str, Plan | Shared]
+"""Test function name -> how to make its run (its own, or one :class:`Shared` run)."""
 
 
 def _group(item: pytest.Item) -> str | None:
@@ -85,21 +96,28 @@ class RunPool:
         self._plans = plans
         self._tmp = tmp
         self._executor = ThreadPoolExecutor(max(jobs, 1), thread_name_prefix="streamproof-run")
-        self._futures: dict[str, Future[Run]] = {}
+        self._futures: dict[str, Future[Any]] = {}
         self._groups: set[str | None] = set()
+
+    def _key(self, item: pytest.Item) -> str:
+        plan = self._plans.get(getattr(item, "originalname", item.name))
+        return plan.key if isinstance(plan, Shared) else item.nodeid
 
     def _submit(self, item: pytest.Item) -> None:
         name = getattr(item, "originalname", item.name)
-        if item.nodeid in self._futures or name not in self._plans:
+        key = self._key(item)
+        if key in self._futures or name not in self._plans:
+            return
+        plan = self._plans[name]
+        report_dir = self._tmp.mktemp((key if isinstance(plan, Shared) else name)[:40])
+        if isinstance(plan, Shared):
+            self._futures[key] = self._executor.submit(plan.make, report_dir)
             return
         callspec = getattr(item, "callspec", None)
         params = dict(callspec.params) if callspec is not None else {}
-        report_dir = self._tmp.mktemp(name[:40], numbered=True)
-        self._futures[item.nodeid] = self._executor.submit(
-            self._plans[name], **params, report_dir=report_dir
-        )
+        self._futures[key] = self._executor.submit(plan, **params, report_dir=report_dir)
 
-    def run_of(self, request: pytest.FixtureRequest) -> Run:
+    def run_of(self, request: pytest.FixtureRequest) -> Any:
         """The asking test's run: on the first ask from its group, every planned test of that
         group in this session is started, a few at a time, in the order of the plans (list
         the longest first) and then of collection."""
@@ -120,7 +138,7 @@ class RunPool:
             for other in mine:
                 self._submit(other)
         self._submit(item)  # not planned with its group (e.g. no xdist_group): now
-        return self._futures[item.nodeid].result()
+        return self._futures[self._key(item)].result()
 
     def close(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)
