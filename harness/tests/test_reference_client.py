@@ -144,7 +144,8 @@ def _report(result: A2AClientScenarioResult) -> str:
     return f"{verdicts}\n{turns}"
 
 
-def test_the_folder_holds_the_brief_scenarios() -> None:
+async def test_the_folder_holds_the_brief_scenarios() -> None:
+    # async only because the module's tests all run on its one loop (pytestmark)
     names = {s.removeprefix("a2a_client/") for s in SCENARIOS}
     assert {
         "summary-survives-proxy-timeout",
