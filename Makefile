@@ -1,8 +1,9 @@
 # Two commands do everything (each installs into .venv on first use):
 #   make run    the conformance suite against the bundled references (streamproof run)
 #   make test   the harness's own tests, ruff and mypy
+#   make check  the inner loop: every test not marked slow, ruff and mypy (at most 2 minutes)
 #   make bench  the benchmarks (harness/bench/), each printing its table (a few minutes)
-.PHONY: run test test-profile lint type bench clean tools
+.PHONY: run test check test-profile lint type bench clean tools
 
 .venv/.installed: pyproject.toml setup.py scripts/bootstrap scripts/build-toxiproxy scripts/install-chromium scripts/install-node-oracles
 	scripts/bootstrap
@@ -29,6 +30,13 @@ run: .venv/.installed tools
 TEST_WORKERS ?= 2
 test: .venv/.installed tools lint type
 	.venv/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25 $(ARGS)
+
+# The inner loop (README "Two commands"): every test not marked `slow` on TEST_WORKERS
+# processes, after ruff and mypy; no whole suites, Java, ADK's api_server or browser. Every
+# product module has a test here (harness/tests/test_check_tier.py names any that has none).
+# make test stays the whole suite, what CI runs.
+check: .venv/.installed tools lint type
+	.venv/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not slow" --durations=15 $(ARGS)
 
 # Where make test's time goes: per module and fixture, setup/call/teardown, CPU/waiting
 # (harness/bench/test_time.py). ARGS as for make test.

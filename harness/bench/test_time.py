@@ -10,8 +10,12 @@ not account for is waiting: on sockets, on subprocesses still running, on sleeps
 
 It prints three tables: the test modules by wall time (tests, setup, call, teardown, CPU, wait),
 the fixtures whose setup cost most, and the tests marked ``slow`` against the rest; ``--json``
-keeps the raw records for a before/after comparison. The figures are worker-seconds: with ``-n
-2`` the wall clock of the whole run is about half their sum.
+keeps the raw records (and the run's wall clock) for a before/after comparison. The figures are
+worker-seconds: with ``-n 2`` the wall clock of the whole run is about half their sum.
+
+``python -m harness.bench.test_time --compare BEFORE.json AFTER.json`` runs nothing: it reads two
+``--json`` files and prints the modules and the tiers side by side (tests and worker-seconds
+before and after, and the change), with the whole run's wall clock when both files have it.
 """
 
 from __future__ import annotations
@@ -29,7 +33,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["Summary", "fixture_table", "main", "module_table", "summarise", "tier_table"]
+__all__ = [
+    "Summary",
+    "compare",
+    "fixture_table",
+    "load",
+    "main",
+    "module_table",
+    "summarise",
+    "tier_table",
+]
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 PHASES: Final = ("setup", "call", "teardown")
@@ -100,17 +113,22 @@ _HEAD = (
 )
 
 
+def _sum(rows: Iterable[Row]) -> Row:
+    out = Row()
+    for row in rows:
+        out.tests += row.tests
+        out.cpu += row.cpu
+        for phase in PHASES:
+            out.wall[phase] += row.wall[phase]
+    return out
+
+
 def module_table(summary: Summary, limit: int = 30) -> str:
     rows = sorted(summary.modules.items(), key=lambda kv: kv[1].total, reverse=True)
     lines = [_HEAD.format(what="test module")]
     lines += [_row(name, row) for name, row in rows[:limit]]
     if len(rows) > limit:
-        rest = Row()
-        for _, row in rows[limit:]:
-            rest.tests += row.tests
-            rest.cpu += row.cpu
-            for phase in PHASES:
-                rest.wall[phase] += row.wall[phase]
+        rest = _sum(row for _, row in rows[limit:])
         lines.append(_row(f"({len(rows) - limit} more modules)", rest))
     return "\n".join(lines)
 
@@ -141,6 +159,66 @@ def report(summary: Summary) -> str:
     )
 
 
+def load(path: Path) -> tuple[list[dict[str, Any]], float | None]:
+    """The records of a ``--json`` file and the run's wall clock: ``{"wall_s": ..., "records":
+    [...]}``, or a bare list of records (the plugin's own file, which has no wall clock)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(data, list):
+        return data, None
+    wall = data.get("wall_s")
+    return list(data["records"]), None if wall is None else float(wall)
+
+
+def _side_by_side(
+    what: str, names: Sequence[str], before: Mapping[str, Row], after: Mapping[str, Row]
+) -> str:
+    lines = [
+        f"| {what} | tests before | tests after | before s | after s | change s | after/before |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name in names:
+        b, a = before.get(name, Row()), after.get(name, Row())
+        ratio = f"{a.total / b.total:.2f}" if b.total > 0 else "-"
+        lines.append(
+            f"| {name} | {b.tests} | {a.tests} | {b.total:.1f} | {a.total:.1f} | "
+            f"{a.total - b.total:+.1f} | {ratio} |"
+        )
+    return "\n".join(lines)
+
+
+def compare(before: Summary, after: Summary, limit: int = 40) -> str:
+    """The tiers, then the modules (the ``limit`` costliest before or after, the rest summed),
+    before and after side by side, in worker-seconds; the wall clock of each whole run when
+    known."""
+
+    def total(summary: Summary) -> float:
+        return sum(r.total for r in summary.modules.values())
+
+    def wall(summary: Summary) -> str:
+        return f"{summary.wall_s:.0f} s" if summary.wall_s else "not recorded"
+
+    head = (
+        f"worker-seconds in tests: before {total(before):.0f}, after {total(after):.0f}; "
+        f"wall clock of the pytest run: before {wall(before)}, after {wall(after)}"
+    )
+    tiers = sorted(set(before.tiers) | set(after.tiers))
+    names = sorted(
+        set(before.modules) | set(after.modules),
+        key=lambda n: max(before.modules.get(n, Row()).total, after.modules.get(n, Row()).total),
+        reverse=True,
+    )
+    shown, rest = names[:limit], names[limit:]
+    modules = _side_by_side("test module", shown, before.modules, after.modules)
+    if rest:
+        label = f"({len(rest)} more modules)"
+        summed = [
+            {label: _sum(side.get(name, Row()) for name in rest)}
+            for side in (before.modules, after.modules)
+        ]
+        modules += "\n" + _side_by_side("", [label], *summed).splitlines()[-1]
+    return "\n\n".join([head, _side_by_side("tier", tiers, before.tiers, after.tiers), modules])
+
+
 def _parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser = argparse.ArgumentParser(
         prog="python -m harness.bench.test_time",
@@ -148,11 +226,22 @@ def _parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
     )
     parser.add_argument("--workers", type=int, default=2, help="pytest -n (0: one process)")
     parser.add_argument("--json", type=Path, help="keep the raw records in this file")
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        type=Path,
+        metavar=("BEFORE", "AFTER"),
+        help="run nothing: print two --json files side by side",
+    )
     return parser.parse_known_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args, pytest_args = _parse(argv)
+    if args.compare:
+        (before, before_wall), (after, after_wall) = (load(path) for path in args.compare)
+        print(compare(summarise(before, before_wall or 0.0), summarise(after, after_wall or 0.0)))
+        return 0
     with tempfile.TemporaryDirectory(prefix="streamproof-test-time-") as tmp:
         records_file = Path(args.json) if args.json else Path(tmp) / "records.json"
         command = [
@@ -181,6 +270,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"test_time: pytest wrote no records (exit {run.returncode})", file=sys.stderr)
             return 2
         records = json.loads(records_file.read_text(encoding="utf-8"))
+        if args.json:
+            payload = {"wall_s": round(wall, 1), "records": records}
+            records_file.write_text(json.dumps(payload), encoding="utf-8")
     print(report(summarise(records, wall)))
     return 0 if run.returncode in (0, 1) else run.returncode
 

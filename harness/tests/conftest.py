@@ -96,9 +96,36 @@ def require_oracle(name: str, probe: Callable[[], object]) -> None:
         _missing(f"oracle {name}", exc)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The ``slow`` tests first (in their collected order), then the rest: under ``make
     test``'s workers (``--dist loadgroup --no-loadscope-reorder`` hands tests out in this
     order) each long end-to-end test starts as early as possible, and the unit tests fill the
-    workers around them instead of queueing the slow ones behind themselves."""
+    workers around them instead of queueing the slow ones behind themselves. Then the
+    ``xdist_group`` of each test is put into its id, so that ``--dist loadgroup`` keeps a group
+    on one worker (:func:`_group_ids`)."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    _group_ids(config, items)
+
+
+def _group_ids(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker under ``--dist loadgroup``: end each grouped test's id with
+    ``@GROUP``, which is how the controller sees the group. pytest-xdist 3.8 does this by
+    setting ``item._nodeid``, which pytest 9 no longer reads (a node's id lives in ``_id``), so
+    its groups were silently ignored and the tests of one group (one module fixture, one
+    planned pool of runs: run_pool) were spread over both workers, each paying for the
+    group's shared work again. Done here, after xdist's own attempt, only where it did not
+    take."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:  # an older pytest, where xdist's own suffix works
+        return
+    for item in items:
+        names = sorted(
+            str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+            for mark in item.iter_markers("xdist_group")
+        )
+        if names and "@" not in item.nodeid.rpartition("]")[2]:
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(dict.fromkeys(names))}")  # type: ignore[attr-defined]

@@ -17,6 +17,8 @@ import os
 import subprocess
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +26,11 @@ import pytest
 
 from harness.suites.gateway.checks.adk_events import REASON, TYPED_FRAME_REQUIREMENTS
 from harness.tests.conftest import require_module
+from harness.tests.run_pool import Plan, RunPool
 
-# Slow: runs the suite against ADK's api_server and mutants.
-pytestmark = pytest.mark.slow
+# Slow: runs the suite against ADK's api_server and mutants. The runs are planned ahead and run a
+# few at a time on one worker (run_pool), each test on its own.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("adk-events-profile")]
 
 ROOT = Path(__file__).resolve().parents[2]
 GATEWAY = ROOT / "scenarios" / "gateway"
@@ -77,6 +81,17 @@ def streamproof(*args: str, report_dir: Path) -> tuple[int, str, Report]:
     return run.returncode, output, json.loads(results.read_text())
 
 
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunPool]:
+    yield from RunPool.fixture(PLANS, tmp_path_factory)
+
+
+@pytest.fixture
+def run(runs: RunPool, request: pytest.FixtureRequest) -> tuple[int, str, Report]:
+    """This test's run."""
+    return runs.run_of(request)  # type: ignore[no-any-return]
+
+
 def outcomes(report: Report) -> dict[str, Counter[str]]:
     """Per requirement (and expectation), how many scenarios gave each outcome."""
     rolled: dict[str, Counter[str]] = defaultdict(Counter)
@@ -95,11 +110,11 @@ def failed_in(report: Report, requirement: str) -> set[str]:
     }
 
 
-def test_adk_api_server_gives_the_verdicts_the_readme_lists(tmp_path: Path) -> None:
+def test_adk_api_server_gives_the_verdicts_the_readme_lists(
+    run: tuple[int, str, Report],
+) -> None:
     require_module("google.adk")
-    code, output, report = streamproof(
-        str(GATEWAY), "--target", "targets/adk-api-server.yaml", report_dir=tmp_path
-    )
+    code, output, report = run
     assert code == 1, output[-6000:]
     rolled = outcomes(report)
     failing = {r for r, c in rolled.items() if c["fail"]}
@@ -131,13 +146,8 @@ def first_failure_line(output: str, scenario: str) -> str:
     return next(line for line in output.splitlines() if line.startswith(opening))
 
 
-def test_raw_adk_events_on_a_typed_target_say_so_first(tmp_path: Path) -> None:
-    code, output, report = streamproof(
-        str(GATEWAY / "plain_streamed_answer.yaml"),
-        "--target",
-        "harness/tests/independent/raw-events-gateway.yaml",
-        report_dir=tmp_path,
-    )
+def test_raw_adk_events_on_a_typed_target_say_so_first(run: tuple[int, str, Report]) -> None:
+    code, output, report = run
     assert code == 1, output
     line = first_failure_line(output, "gateway/plain-streamed-answer")
     assert "the stream carries raw ADK event JSON (3 of 3 frames" in line
@@ -149,11 +159,11 @@ def failed_requirements(report: Report) -> set[str]:
     return {r for r, c in outcomes(report).items() if c["fail"]}
 
 
-def test_sse_served_as_json_says_so_first_and_is_still_caught(tmp_path: Path) -> None:
+def test_sse_served_as_json_says_so_first_and_is_still_caught(
+    run: tuple[int, str, Report],
+) -> None:
     require_module("google.adk")
-    code, output, report = streamproof(
-        str(GATEWAY / "plain_streamed_answer.yaml"), "--bug", "json-not-sse", report_dir=tmp_path
-    )
+    code, output, report = run
     assert code == 1, output
     line = first_failure_line(output, "gateway/plain-streamed-answer")
     assert "the body is Server-Sent Events" in line
@@ -161,33 +171,58 @@ def test_sse_served_as_json_says_so_first_and_is_still_caught(tmp_path: Path) ->
     assert "GW-SSE-RESPONSE" in failed_requirements(report)
 
 
-def test_untyped_frames_say_so_first_and_are_still_caught(tmp_path: Path) -> None:
+def test_untyped_frames_say_so_first_and_are_still_caught(run: tuple[int, str, Report]) -> None:
     require_module("google.adk")
-    code, output, report = streamproof(
-        str(GATEWAY / "plain_streamed_answer.yaml"), "--bug", "untyped-frames", report_dir=tmp_path
-    )
+    code, output, report = run
     assert code == 1, output
     line = first_failure_line(output, "gateway/plain-streamed-answer")
     assert "no frame names its type" in line
     assert "GW-FRAME-TYPES" in failed_requirements(report)
 
 
-def test_a_failed_session_set_up_is_recorded_and_the_turn_still_sent(tmp_path: Path) -> None:
-    target = tmp_path / "raw-with-session.yaml"
+def _session_set_up_fails(report_dir: Path) -> tuple[int, str, Report]:
+    target = report_dir / "raw-with-session.yaml"
     original = (ROOT / "harness/tests/independent/raw-events-gateway.yaml").read_text()
     target.write_text(
         original.replace(
             "endpoints:\n", 'endpoints:\n  session: "POST /no-such-sessions/{sessionId}"\n'
         )
     )
-    code, output, report = streamproof(
+    return streamproof(
         str(GATEWAY / "plain_streamed_answer.yaml"),
         "--target",
         str(target),
-        report_dir=tmp_path / "reports",
+        report_dir=report_dir / "reports",
     )
+
+
+def test_a_failed_session_set_up_is_recorded_and_the_turn_still_sent(
+    run: tuple[int, str, Report],
+) -> None:
+    code, output, report = run
     assert code == 1, output
     observation = report["scenarios"][0]["observation"]
     assert "/no-such-sessions/sp-" in observation["session_error"]
     assert "answered 404" in observation["session_error"]
     assert len(observation["frames"]) == 3  # the turn was sent all the same
+
+
+PLAIN = str(GATEWAY / "plain_streamed_answer.yaml")
+
+PLANS: dict[str, Plan] = {
+    # the whole suite first
+    "test_adk_api_server_gives_the_verdicts_the_readme_lists": partial(
+        streamproof, str(GATEWAY), "--target", "targets/adk-api-server.yaml"
+    ),
+    "test_raw_adk_events_on_a_typed_target_say_so_first": partial(
+        streamproof, PLAIN, "--target", "harness/tests/independent/raw-events-gateway.yaml"
+    ),
+    "test_sse_served_as_json_says_so_first_and_is_still_caught": partial(
+        streamproof, PLAIN, "--bug", "json-not-sse"
+    ),
+    "test_untyped_frames_say_so_first_and_are_still_caught": partial(
+        streamproof, PLAIN, "--bug", "untyped-frames"
+    ),
+    "test_a_failed_session_set_up_is_recorded_and_the_turn_still_sent": _session_set_up_fails,
+}
+"""Each test's run (run_pool)."""

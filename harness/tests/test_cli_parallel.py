@@ -11,6 +11,7 @@ import sys
 import time
 import uuid
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +137,28 @@ def test_serial_parallel_and_sharded_runs_reach_the_same_verdicts(tmp_path: Path
     assert len(expected) >= 7
     assert any(o == "fail" for v in expected.values() for o in v.values())
 
-    parallel_run, parallel = _run(tmp_path / "parallel", "-n", "2")
+    # The serial report's durations balance the shards (the default: the last report). The
+    # parallel run and the two shards (the first on two workers: shards and workers combine)
+    # run at once.
+    for index in (1, 2):
+        reports = tmp_path / f"shard{index}"
+        reports.mkdir()
+        (reports / "results.json").write_text((tmp_path / "serial" / "results.json").read_text())
+    with ThreadPoolExecutor(3) as pool:
+        parallel_future = pool.submit(_run, tmp_path / "parallel", "-n", "2")
+        shard_futures = {
+            index: pool.submit(
+                _run,
+                tmp_path / f"shard{index}",
+                "--shard",
+                f"{index}/2",
+                *(["-n", "2"] if index == 1 else []),
+            )
+            for index in (1, 2)
+        }
+        parallel_run, parallel = parallel_future.result()
+        shards = {index: future.result() for index, future in shard_futures.items()}
+
     assert parallel_run.returncode == 1, parallel_run.stdout[-3000:]
     assert _verdicts(parallel) == expected
     # One report in collection order, as the serial run's, saying it ran on two workers.
@@ -148,15 +170,9 @@ def test_serial_parallel_and_sharded_runs_reach_the_same_verdicts(tmp_path: Path
     assert "ran on 2 parallel worker(s)" in parallel_run.stdout
     assert (tmp_path / "parallel" / "report.html").is_file()
 
-    # The serial report's durations balance the shards (the default: the last report).
     merged: dict[str, dict[str, str]] = {}
-    for index in (1, 2):
+    for index, (shard_run, shard) in shards.items():
         reports = tmp_path / f"shard{index}"
-        reports.mkdir()
-        (reports / "results.json").write_text((tmp_path / "serial" / "results.json").read_text())
-        # The first part on two workers: shards and workers combine.
-        workers = ["-n", "2"] if index == 1 else []
-        shard_run, shard = _run(reports, "--shard", f"{index}/2", *workers)
         assert shard_run.returncode in (0, 1), shard_run.stdout[-3000:]
         assert shard["summary"]["shard"] == f"{index}/2"
         info = shard["environment"]["shard"]

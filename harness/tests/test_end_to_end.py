@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from harness.suites.gateway.suite import WIRE_REFERENCES
 from harness.suites.gateway.target import load_target
 from harness.suites.loading import load_scenarios
 from harness.tests.conftest import require_module
+from harness.tests.run_pool import Plan, Run, RunPool, streamproof_run
 from harness.verdicts import Level
 
 # Slow: every test runs streamproof (and the reference gateway on google-adk) in a subprocess.
@@ -49,12 +51,29 @@ def _adk() -> None:
     require_module("google.adk")
 
 
-def test_reference_passes_every_gateway_scenario(tmp_path: Path) -> None:
-    started = time.monotonic()
-    run = streamproof("run", str(GATEWAY_SCENARIOS), "--report-dir", str(tmp_path))
-    elapsed = time.monotonic() - started
-    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
-    report = json.loads((tmp_path / "results.json").read_text())
+# The whole-suite and mutant runs below are planned ahead and run a few at a time (run_pool):
+# each test asserts on its own run, exactly the run it made alone before. Two groups, so the
+# typed reference's runs and the wire references' can go to the two workers.
+TYPED = pytest.mark.xdist_group("end-to-end-typed")
+WIRES = pytest.mark.xdist_group("end-to-end-wires")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunPool]:
+    yield from RunPool.fixture(PLANS, tmp_path_factory)
+
+
+def _reference_run(report_dir: Path) -> Run:
+    return streamproof_run(report_dir, "run", str(GATEWAY_SCENARIOS))
+
+
+@TYPED
+def test_reference_passes_every_gateway_scenario(
+    runs: RunPool, request: pytest.FixtureRequest
+) -> None:
+    run = runs.run_of(request)
+    assert run.returncode == 0, run.tail(6000, 3000)
+    report = run.report
     assert report["summary"]["failed"] == 0
     assert report["summary"]["passed"] == report["summary"]["scenarios"] >= 10
     scenario = next(s for s in report["scenarios"] if s["id"] == "gateway/one-tool-call-streamed")
@@ -62,11 +81,12 @@ def test_reference_passes_every_gateway_scenario(tmp_path: Path) -> None:
     frames = scenario["observation"]["frame_sequence"].split()
     assert frames[:2] == ["tool_call", "tool_result"] and frames[-2:] == ["message", "done"]
     assert all(v["outcome"] in ("pass", "not-applicable") for v in scenario["verdicts"])
-    assert (tmp_path / "junit.xml").read_text().count("<testcase") == report["summary"]["scenarios"]
+    junit = (run.report_dir / "junit.xml").read_text()
+    assert junit.count("<testcase") == report["summary"]["scenarios"]
     assert_declared_requirements_judged(report)
     counts = report["summary"]["verdicts"]["requirement"]
     assert counts["pass"] > 0 and counts["not-applicable"] > 0 and counts["fail"] == 0
-    print(f"streamproof run scenarios/gateway: {elapsed:.1f}s wall")
+    print(f"streamproof run scenarios/gateway: {run.elapsed:.1f}s wall")
 
 
 POLICY_RULES = {"GW-DETACH-PERSIST-ONCE": "detach", "GW-DISPOSE": "dispose"}
@@ -102,6 +122,18 @@ SHOWN_ALSO_BY = {
 }
 
 
+CONCURRENT_SHOWN_BY = {
+    "global-turn-lock": ("gateway/answer-streams-while-the-model-pauses",),
+    "last-session-wins": ("gateway/plain-streamed-answer", "gateway/one-tool-call-streamed"),
+    "shared-draft": ("gateway/plain-streamed-answer", "gateway/one-tool-call-streamed"),
+}
+"""The scenarios where each mutant of state shared between sessions fails its rule with
+sessions at once (measured against the whole suite with ``--concurrency``: global-turn-lock's
+streams outlast the pause there only; the other two fail in most scenarios, these two among
+them). No scenario declares a concurrency rule: they are judged on every scenario run that way.
+``streamproof mutants`` runs them against the whole suite."""
+
+
 def scenarios_showing(bug: str, requirement: str) -> tuple[list[str], list[str]]:
     """The bundled gateway scenarios built to test ``requirement`` (its id in their
     ``requirements:``), and any :data:`SHOWN_ALSO_BY` names for ``bug``: files and ids."""
@@ -120,33 +152,63 @@ def scenarios_showing(bug: str, requirement: str) -> tuple[list[str], list[str]]
     return files, ids
 
 
-@pytest.mark.parametrize("bug", sorted(BUGS))
-def test_every_mutant_fails_with_its_requirement_id(bug: str, tmp_path: Path) -> None:
+def _mutant_run(bug: str, report_dir: Path) -> Run:
+    requirement = REGISTRY[INTENDED[bug]]
+    # A SHOULD does not fail a run unless --strict; its mutant is proven under --strict.
+    strict = ["--strict"] if requirement.level is Level.SHOULD else []
+    if bug in CONCURRENT:
+        # A defect in state shared between sessions shows only with sessions at once: the
+        # scenarios where it shows, run that way.
+        ids = list(CONCURRENT_SHOWN_BY[bug])
+        selection = [
+            str(GATEWAY_SCENARIOS),
+            "-k",
+            " or ".join(ids),
+            "--concurrency",
+            str(CONCURRENT[bug]),
+        ]
+    else:
+        files, ids = scenarios_showing(bug, requirement.id)
+        selection = [*files, "-k", " or ".join(ids)]
+    return streamproof_run(report_dir, "run", *selection, "--bug", bug, "-q", *strict)
+
+
+def _assert_mutant_caught(bug: str, run: Run) -> None:
+    requirement = REGISTRY[INTENDED[bug]]
+    ids = scenarios_showing(bug, requirement.id)[1]
+    assert ids or bug in CONCURRENT, f"no bundled gateway scenario declares {requirement.id}"
+    if bug in CONCURRENT:
+        ids = list(CONCURRENT_SHOWN_BY[bug])
+    assert run.returncode == 1, run.tail()
+    assert f"[{requirement.id} {requirement.level.value}]" in run.stdout
+    report = run.report
+    assert sorted(s["id"] for s in report["scenarios"]) == sorted(ids)  # exactly those ran
+    caught = report["requirements"][requirement.id]
+    assert caught["fail"] + caught["non-strict"] >= 1, caught
+
+
+@TYPED
+@pytest.mark.parametrize("bug", sorted(set(BUGS) - set(CONCURRENT)))
+def test_every_mutant_fails_with_its_requirement_id(
+    bug: str, runs: RunPool, request: pytest.FixtureRequest
+) -> None:
     """Each mutant fails the run under the requirement meant for it, on the scenarios that
     can show that rule: those that declare it (test_reference_passes_every_gateway_scenario
     proves the reference passes each and judges what it declares) plus SHOWN_ALSO_BY's, not
     the whole suite (a ninth of the scenario runs). A failure there is the mutant's, since the
     reference passes the same scenarios. ``streamproof mutants`` still runs every mutant
     against the whole suite and also reports what else each one breaks."""
-    requirement = REGISTRY[INTENDED[bug]]
-    files, ids = scenarios_showing(bug, requirement.id)
-    assert ids or bug in CONCURRENT, f"no bundled gateway scenario declares {requirement.id}"
-    # A SHOULD does not fail a run unless --strict; its mutant is proven under --strict.
-    strict = ["--strict"] if requirement.level is Level.SHOULD else []
-    if bug in CONCURRENT:
-        # A defect in state shared between sessions shows only with sessions at once, and the
-        # concurrency rules are judged on every scenario run that way: the whole suite.
-        selection = [str(GATEWAY_SCENARIOS), "--concurrency", str(CONCURRENT[bug])]
-    else:
-        selection = [*files, "-k", " or ".join(ids)]
-    run = streamproof("run", *selection, "--bug", bug, "--report-dir", str(tmp_path), "-q", *strict)
-    assert run.returncode == 1, run.stdout[-4000:] + run.stderr[-2000:]
-    assert f"[{requirement.id} {requirement.level.value}]" in run.stdout
-    report = json.loads((tmp_path / "results.json").read_text())
-    if bug not in CONCURRENT:
-        assert sorted(s["id"] for s in report["scenarios"]) == sorted(ids)  # exactly those ran
-    caught = report["requirements"][requirement.id]
-    assert caught["fail"] + caught["non-strict"] >= 1, caught
+    _assert_mutant_caught(bug, runs.run_of(request))
+
+
+@TYPED
+@pytest.mark.parametrize("bug", sorted(CONCURRENT))
+def test_every_concurrency_mutant_fails_with_its_requirement_id(
+    bug: str, runs: RunPool, request: pytest.FixtureRequest
+) -> None:
+    """The mutants of state shared between sessions, as above, with sessions at once
+    (``--concurrency``) on the scenarios where each shows (:data:`CONCURRENT_SHOWN_BY`)."""
+    _assert_mutant_caught(bug, runs.run_of(request))
 
 
 # A wire's own rule (AGUI-..., AISDK-...) is judged on every scenario run against a target of
@@ -171,11 +233,8 @@ def wire_scenarios(bug: str) -> tuple[list[str], list[str]]:
     return scenarios_showing(bug, requirement.id)
 
 
-@pytest.mark.parametrize("reference", sorted(WIRE_REFERENCES))
-def test_each_wire_reference_passes_what_its_mutants_run(reference: str, tmp_path: Path) -> None:
-    """The AG-UI, AI SDK and detach references pass every scenario their mutants' tests below
-    run, under --strict: a failure there is the mutant's. (``streamproof mutants`` runs each
-    of them against the whole suite.)"""
+def _wire_reference_selection(reference: str) -> tuple[list[str], list[str]]:
+    """What the mutants of ``reference``'s target run: files and scenario ids."""
     target = WIRE_REFERENCES[reference]
     files: set[str] = set()
     ids: set[str] = set()
@@ -184,42 +243,68 @@ def test_each_wire_reference_passes_what_its_mutants_run(reference: str, tmp_pat
             chosen = wire_scenarios(bug)
             files.update(chosen[0])
             ids.update(chosen[1])
-    selection = [*sorted(files), "-k", " or ".join(sorted(ids))]
-    run = streamproof(
-        "run", *selection, "--target", str(target), "--strict", "--report-dir", str(tmp_path), "-q"
+    return sorted(files), sorted(ids)
+
+
+def _wire_reference_run(reference: str, report_dir: Path) -> Run:
+    files, ids = _wire_reference_selection(reference)
+    target = str(WIRE_REFERENCES[reference])
+    return streamproof_run(
+        report_dir, "run", *files, "-k", " or ".join(ids), "--target", target, "--strict", "-q"
     )
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    report = json.loads((tmp_path / "results.json").read_text())
+
+
+@WIRES
+@pytest.mark.parametrize("reference", sorted(WIRE_REFERENCES))
+def test_each_wire_reference_passes_what_its_mutants_run(
+    reference: str, runs: RunPool, request: pytest.FixtureRequest
+) -> None:
+    """The AG-UI, AI SDK and detach references pass every scenario their mutants' tests below
+    run, under --strict: a failure there is the mutant's. (``streamproof mutants`` runs each
+    of them against the whole suite.)"""
+    ids = _wire_reference_selection(reference)[1]
+    run = runs.run_of(request)
+    assert run.returncode == 0, run.tail()
+    report = run.report
     assert sorted(s["id"] for s in report["scenarios"]) == sorted(ids)
     assert report["summary"]["passed"] == len(ids)
 
 
-@pytest.mark.parametrize("bug", sorted(WIRE_BUGS))
-def test_every_wire_mutant_fails_with_its_requirement_id(bug: str, tmp_path: Path) -> None:
-    """Each mutant of the AG-UI and AI SDK references (and of the detach policy) fails the run
-    against its own target file under the requirement meant for it, on the scenarios that can
-    show that rule (:func:`wire_scenarios`), as the typed-frames mutants do above."""
+def _wire_mutant_run(bug: str, report_dir: Path) -> Run:
     requirement = REGISTRY[WIRE_INTENDED[bug]]
     files, ids = wire_scenarios(bug)
-    assert ids, f"no bundled gateway scenario declares {requirement.id}"
     strict = ["--strict"] if requirement.level is Level.SHOULD else []
-    run = streamproof(
+    target = str(wire_reference(bug))
+    return streamproof_run(
+        report_dir,
         "run",
         *files,
         "-k",
         " or ".join(ids),
         "--target",
-        str(wire_reference(bug)),
+        target,
         "--bug",
         bug,
-        "--report-dir",
-        str(tmp_path),
         "-q",
         *strict,
     )
-    assert run.returncode == 1, run.stdout[-4000:] + run.stderr[-2000:]
+
+
+@WIRES
+@pytest.mark.parametrize("bug", sorted(WIRE_BUGS))
+def test_every_wire_mutant_fails_with_its_requirement_id(
+    bug: str, runs: RunPool, request: pytest.FixtureRequest
+) -> None:
+    """Each mutant of the AG-UI and AI SDK references (and of the detach policy) fails the run
+    against its own target file under the requirement meant for it, on the scenarios that can
+    show that rule (:func:`wire_scenarios`), as the typed-frames mutants do above."""
+    requirement = REGISTRY[WIRE_INTENDED[bug]]
+    ids = wire_scenarios(bug)[1]
+    assert ids, f"no bundled gateway scenario declares {requirement.id}"
+    run = runs.run_of(request)
+    assert run.returncode == 1, run.tail()
     assert f"[{requirement.id} {requirement.level.value}]" in run.stdout
-    report = json.loads((tmp_path / "results.json").read_text())
+    report = run.report
     assert sorted(s["id"] for s in report["scenarios"]) == sorted(ids)  # exactly those ran
     caught = report["requirements"][requirement.id]
     assert caught["fail"] + caught["non-strict"] >= 1, caught
@@ -343,18 +428,29 @@ def test_attach_to_a_running_gateway_by_url(tmp_path: Path) -> None:
         gateway.wait(10)
 
 
+def _disposal_runs(bug: str | None, report_dir: Path) -> list[Run]:
+    """``browser_gone.yaml`` under --strict, STREAMPROOF_FLAKE_RUNS times in a row (2 by
+    default), on the reference or the mutant ``bug``."""
+    runs = int(os.environ.get("STREAMPROOF_FLAKE_RUNS", "2"))
+    scenarios = str(GATEWAY_SCENARIOS / "browser_gone.yaml")
+    mutant = ["--bug", bug] if bug else []
+    return [
+        streamproof_run(report_dir / str(i), "run", scenarios, "-q", "--strict", *mutant)
+        for i in range(runs)
+    ]
+
+
+@TYPED
 @pytest.mark.parametrize("bug", [None, "no-dispose", "dispose-on-write-only"])
-def test_disposal_verdict_is_stable(bug: str | None, tmp_path: Path) -> None:
+def test_disposal_verdict_is_stable(
+    bug: str | None, runs: RunPool, request: pytest.FixtureRequest
+) -> None:
     """The disposal checks pass on the reference; the orphaned run fails GW-DISPOSE (MUST)
     while the answer streams on, and the gateway that notices a closed tab only at its next
     send fails GW-DISPOSE-IDLE (SHOULD, so --strict) while the model stalls, and nothing else;
     run after run (STREAMPROOF_FLAKE_RUNS=20 for the issue's flake budget; 2 by default)."""
-    runs = int(os.environ.get("STREAMPROOF_FLAKE_RUNS", "2"))
-    scenarios = str(GATEWAY_SCENARIOS / "browser_gone.yaml")
-    for i in range(runs):
-        args = ["run", scenarios, "--report-dir", str(tmp_path / str(i)), "-q", "--strict"]
-        run = streamproof(*args, *(["--bug", bug] if bug else []))
-        report = json.loads((tmp_path / str(i) / "results.json").read_text())
+    for i, run in enumerate(runs.run_of(request)):
+        report = run.report
         outcomes = {
             (s["id"].removeprefix("gateway/browser-gone-"), v["requirement"]): v["outcome"]
             for s in report["scenarios"]
@@ -377,3 +473,15 @@ def test_disposal_verdict_is_stable(bug: str | None, tmp_path: Path) -> None:
             stalled_must = outcomes[("while-model-stalls", "GW-DISPOSE")]
             assert stalled_must in ("pass", "not-applicable"), (i, outcomes)
             assert outcomes[("mid-stream", "GW-DISPOSE")] in ("pass", "not-applicable"), outcomes
+
+
+PLANS: dict[str, Plan] = {
+    # the longest first: whole suites, then the runs of two scenario files, then the rest
+    "test_reference_passes_every_gateway_scenario": _reference_run,
+    "test_every_concurrency_mutant_fails_with_its_requirement_id": _mutant_run,
+    "test_disposal_verdict_is_stable": _disposal_runs,
+    "test_each_wire_reference_passes_what_its_mutants_run": _wire_reference_run,
+    "test_every_mutant_fails_with_its_requirement_id": _mutant_run,
+    "test_every_wire_mutant_fails_with_its_requirement_id": _wire_mutant_run,
+}
+"""Each pooled test's run, from its parameters (run_pool)."""

@@ -9,7 +9,8 @@ can fire: each such scenario must end with ``fault.fired`` failing, never with a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +119,40 @@ def _assert_never_a_pass(results: dict[str, tuple[Verdict, ...]]) -> None:
     assert not wrong, "\n".join(wrong)
 
 
+JOBS = 3
+"""Environments at once, each running its share of the scenarios one after another."""
+
+
+def _run_all(
+    loop: BackgroundLoop,
+    make: Callable[[], GatewayEnvironment | A2AClientEnvironment],
+    scenarios: list[Any],
+) -> dict[str, tuple[Verdict, ...]]:
+    """Every scenario's verdicts (a skipped one left out), run on :data:`JOBS` environments at
+    once, each started fresh and given every JOBS-th scenario."""
+
+    async def share(part: list[Any]) -> dict[str, tuple[Verdict, ...]]:
+        env = make()
+        await env.start()
+        found: dict[str, tuple[Verdict, ...]] = {}
+        try:
+            for scenario in part:
+                try:
+                    result = await env.run(scenario)
+                except ScenarioSkipped:
+                    continue
+                found[scenario.id] = result.verdicts
+        finally:
+            await asyncio.wait_for(env.close(), 60)
+        return found
+
+    async def everything() -> dict[str, tuple[Verdict, ...]]:
+        parts = await asyncio.gather(*(share(scenarios[i::JOBS]) for i in range(JOBS)))
+        return {sid: verdicts for part in parts for sid, verdicts in part.items()}
+
+    return loop.run(everything(), timeout=BUDGET_S * len(scenarios))
+
+
 def test_no_gateway_fault_scenario_passes_when_its_faults_never_fire(
     loop: BackgroundLoop,
 ) -> None:
@@ -125,18 +160,10 @@ def test_no_gateway_fault_scenario_passes_when_its_faults_never_fire(
     require_module("mitmproxy")
     scenarios = _fault_scenarios("gateway")
     assert len(scenarios) >= 7
-    env = GatewayPastTheLinks(load_target(None), time_scale=DEFAULT_TIME_SCALE)
-    loop.run(env.start(), timeout=BUDGET_S)
-    results: dict[str, tuple[Verdict, ...]] = {}
-    try:
-        for scenario in scenarios:
-            try:
-                result = loop.run(env.run(scenario), timeout=BUDGET_S)
-            except ScenarioSkipped:
-                continue
-            results[scenario.id] = result.verdicts
-    finally:
-        loop.run(env.close(), timeout=60)
+    target = load_target(None)
+    results = _run_all(
+        loop, lambda: GatewayPastTheLinks(target, time_scale=DEFAULT_TIME_SCALE), scenarios
+    )
     assert len(results) >= 7, sorted(results)
     _assert_never_a_pass(results)
     # what the scenario was built for is not a pass either
@@ -151,17 +178,9 @@ def test_no_a2a_fault_scenario_passes_when_its_fault_never_fires(loop: Backgroun
         for s in _fault_scenarios("a2a_client")
     ]
     assert len(scenarios) >= 12
-    env = ClientPastTheLink(load_client_target(None), time_scale=DEFAULT_TIME_SCALE)
-    loop.run(env.start(), timeout=BUDGET_S)
-    results: dict[str, tuple[Verdict, ...]] = {}
-    try:
-        for scenario in scenarios:
-            try:
-                result = loop.run(env.run(scenario), timeout=BUDGET_S)
-            except ScenarioSkipped:
-                continue
-            results[scenario.id] = result.verdicts
-    finally:
-        loop.run(env.close(), timeout=60)
+    target = load_client_target(None)
+    results = _run_all(
+        loop, lambda: ClientPastTheLink(target, time_scale=DEFAULT_TIME_SCALE), scenarios
+    )
     assert len(results) >= 12, sorted(results)
     _assert_never_a_pass(results)

@@ -10,19 +10,20 @@ still fail under its own requirement id with the same fault.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.tests.conftest import require_module
+from harness.tests.run_pool import Plan, RunPool, streamproof_run
 
-# End to end (real targets, whole runs): scheduled first under xdist (see conftest).
-pytestmark = pytest.mark.slow
+# End to end (real targets, whole runs): scheduled first under xdist (see conftest). The runs
+# are planned ahead and run a few at a time on one worker (run_pool): each test asserts on its
+# own run.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("end-to-end-link-faults")]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -167,27 +168,33 @@ def _adk() -> None:
     require_module("google.adk")
 
 
-def _run(tmp_path: Path, text: str, bug: str | None) -> tuple[int, dict[str, dict[str, str]]]:
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunPool]:
+    yield from RunPool.fixture(PLANS, tmp_path_factory)
+
+
+Outcomes = tuple[int, dict[str, dict[str, str]]]
+
+
+def _only(text: str, scenario: str) -> str:
+    """The one document of ``text`` (scenarios separated by ``---``) with id ``scenario``."""
+    (document,) = [d for d in text.split("\n---\n") if f"\nid: {scenario}\n" in f"\n{d}"]
+    return document
+
+
+def _run(report_dir: Path, text: str, bug: str | None) -> Outcomes:
     """Run the scenarios in ``text`` on the reference (with ``bug``); the return code and each
     scenario's outcome per requirement."""
-    scenarios = tmp_path / "scenarios.yaml"
+    scenarios = report_dir / "scenarios.yaml"
     scenarios.write_text(text, encoding="utf-8")
-    report = tmp_path / "report"
-    args = ["run", str(scenarios), "--report-dir", str(report), "-q"]
-    run = subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args, *(["--bug", bug] if bug else [])],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    results: dict[str, Any] = json.loads((report / "results.json").read_text(encoding="utf-8"))
+    args = [str(scenarios), "-q", *(["--bug", bug] if bug else [])]
+    run = streamproof_run(report_dir / "report", "run", *args)
+    results: dict[str, Any] = run.report
     outcomes = {
         s["id"]: {v["requirement"]: v["outcome"] for v in s.get("verdicts", [])}
         for s in results["scenarios"]
     }
-    assert outcomes, run.stdout[-3000:] + run.stderr[-3000:]
+    assert outcomes, run.tail(3000, 3000)
     return run.returncode, outcomes
 
 
@@ -195,8 +202,14 @@ def _broken(outcomes: dict[str, str]) -> set[str]:
     return {r for r, o in outcomes.items() if o == "fail"}
 
 
-def test_the_reference_passes_faults_on_the_model_link(tmp_path: Path) -> None:
-    code, outcomes = _run(tmp_path, MODEL_LINK, None)
+def _reference_model_link(report_dir: Path) -> Outcomes:
+    return _run(report_dir, MODEL_LINK, None)
+
+
+def test_the_reference_passes_faults_on_the_model_link(
+    runs: RunPool, request: pytest.FixtureRequest
+) -> None:
+    code, outcomes = runs.run_of(request)
     assert code == 0, outcomes
     assert all(not _broken(o) for o in outcomes.values()), outcomes
     empty = outcomes["trust/model-empty-first-answer"]
@@ -206,6 +219,10 @@ def test_the_reference_passes_faults_on_the_model_link(tmp_path: Path) -> None:
     retried = outcomes["trust/model-request-reset"]
     assert retried["GW-ERROR-FRAME"] == "not-applicable"  # the run did not fail
     assert retried["GW-ANSWER-AS-MESSAGE"] == "pass"
+
+
+def _mutant_model_link(bug: str, scenario: str, requirement: str, report_dir: Path) -> Outcomes:
+    return _run(report_dir, _only(MODEL_LINK, scenario), bug)
 
 
 @pytest.mark.parametrize(
@@ -222,15 +239,24 @@ def test_the_reference_passes_faults_on_the_model_link(tmp_path: Path) -> None:
     ],
 )
 def test_a_mutant_still_fails_its_rule_under_a_model_link_fault(
-    bug: str, scenario: str, requirement: str, tmp_path: Path
+    bug: str, scenario: str, requirement: str, runs: RunPool, request: pytest.FixtureRequest
 ) -> None:
-    code, outcomes = _run(tmp_path, MODEL_LINK, bug)
+    """On the one scenario that shows its rule under the fault (the reference passes it: the
+    test above)."""
+    code, outcomes = runs.run_of(request)
     assert code == 1, outcomes
+    assert list(outcomes) == [scenario]
     assert requirement in _broken(outcomes[scenario]), outcomes[scenario]
 
 
-def test_the_reference_survives_the_browser_leaving_or_being_slow(tmp_path: Path) -> None:
-    code, outcomes = _run(tmp_path, BROWSER_LINK, None)
+def _browser_link(bug: str | None, report_dir: Path) -> Outcomes:
+    return _run(report_dir, BROWSER_LINK, bug)
+
+
+def test_the_reference_survives_the_browser_leaving_or_being_slow(
+    runs: RunPool, request: pytest.FixtureRequest
+) -> None:
+    code, outcomes = runs.run_of(request)
     assert code == 0, outcomes
     for scenario in ("trust/browser-link-rst-mid-answer", "trust/browser-link-end-mid-answer"):
         assert outcomes[scenario]["GW-DISPOSE"] == "pass", outcomes[scenario]
@@ -241,8 +267,21 @@ def test_the_reference_survives_the_browser_leaving_or_being_slow(tmp_path: Path
     assert slow["GW-TOOL-ONCE"] == "pass" and slow["GW-PERSIST-AGGREGATES"] == "pass"
 
 
-def test_no_dispose_fails_gw_dispose_when_the_browser_link_is_reset(tmp_path: Path) -> None:
-    code, outcomes = _run(tmp_path, BROWSER_LINK, "no-dispose")
+def test_no_dispose_fails_gw_dispose_when_the_browser_link_is_reset(
+    runs: RunPool, request: pytest.FixtureRequest
+) -> None:
+    code, outcomes = runs.run_of(request)
     assert code == 1, outcomes
     assert "GW-DISPOSE" in _broken(outcomes["trust/browser-link-rst-mid-answer"])
     assert "GW-DISPOSE" in _broken(outcomes["trust/browser-link-end-mid-answer"])
+
+
+PLANS: dict[str, Plan] = {
+    "test_the_reference_passes_faults_on_the_model_link": _reference_model_link,
+    "test_the_reference_survives_the_browser_leaving_or_being_slow": partial(_browser_link, None),
+    "test_no_dispose_fails_gw_dispose_when_the_browser_link_is_reset": partial(
+        _browser_link, "no-dispose"
+    ),
+    "test_a_mutant_still_fails_its_rule_under_a_model_link_fault": _mutant_model_link,
+}
+"""Each test's run (run_pool)."""

@@ -7,20 +7,20 @@ and the reference must pass the same scenarios, under ``--strict``.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.tests.conftest import require_module
+from harness.tests.run_pool import Plan, RunPool, streamproof_run
 
-# End to end (real targets, whole runs): scheduled first under xdist (see conftest).
-pytestmark = pytest.mark.slow
+# End to end (real targets, whole runs): scheduled first under xdist (see conftest). The three
+# runs are planned ahead and run at once on one worker (run_pool), each test on its own.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("end-to-end-without-expectations")]
 
-ROOT = Path(__file__).resolve().parents[2]
 
 _ANSWER = """
 model:
@@ -49,22 +49,19 @@ def _parts() -> None:
     require_module("mitmproxy")
 
 
-def _run(tmp_path: Path, bug: str | None) -> tuple[int, dict[str, dict[str, list[str]]]]:
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunPool]:
+    yield from RunPool.fixture(PLANS, tmp_path_factory)
+
+
+def _run(report_dir: Path, bug: str | None) -> tuple[int, dict[str, dict[str, list[str]]]]:
     """The scenarios on the reference (with ``bug``) under --strict: the exit status and each
     scenario's outcomes per requirement."""
-    scenarios = tmp_path / "own.yaml"
+    scenarios = report_dir / "own.yaml"
     scenarios.write_text(SCENARIOS, encoding="utf-8")
-    report = tmp_path / "report"
-    args = ["run", str(scenarios), "--strict", "--report-dir", str(report), "-q"]
-    run = subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args, *(["--bug", bug] if bug else [])],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    results: dict[str, Any] = json.loads((report / "results.json").read_text(encoding="utf-8"))
+    args = [str(scenarios), "--strict", "-q", *(["--bug", bug] if bug else [])]
+    run = streamproof_run(report_dir / "report", "run", *args)
+    results: dict[str, Any] = run.report
     outcomes: dict[str, dict[str, list[str]]] = {}
     for s in results["scenarios"]:
         assert "expect." not in json.dumps(s.get("verdicts", [])), s["id"]
@@ -82,8 +79,10 @@ def _broken(outcomes: dict[str, dict[str, list[str]]]) -> dict[str, set[str]]:
     }
 
 
-def test_the_reference_passes_scenarios_without_expectations(tmp_path: Path) -> None:
-    code, outcomes = _run(tmp_path, None)
+def test_the_reference_passes_scenarios_without_expectations(
+    runs: RunPool, request: pytest.FixtureRequest
+) -> None:
+    code, outcomes = runs.run_of(request)
     assert code == 0, outcomes
     assert _broken(outcomes) == {sid: set() for sid in outcomes}
     assert outcomes["own/answer-without-expectations"]["GW-NO-DOUBLE-RENDER"] == ["pass"]
@@ -110,8 +109,17 @@ def test_the_reference_passes_scenarios_without_expectations(tmp_path: Path) -> 
     ],
 )
 def test_each_mutant_is_caught_by_its_own_requirement_alone(
-    bug: str, broken: dict[str, set[str]], tmp_path: Path
+    bug: str, broken: dict[str, set[str]], runs: RunPool, request: pytest.FixtureRequest
 ) -> None:
-    code, outcomes = _run(tmp_path, bug)
+    code, outcomes = runs.run_of(request)
     assert code == 1, outcomes
     assert _broken(outcomes) == broken, outcomes
+
+
+PLANS: dict[str, Plan] = {
+    "test_the_reference_passes_scenarios_without_expectations": partial(_run, bug=None),
+    "test_each_mutant_is_caught_by_its_own_requirement_alone": (
+        lambda bug, broken, report_dir: _run(report_dir, bug)
+    ),
+}
+"""Each test's run (run_pool)."""

@@ -510,6 +510,7 @@ ALLOWED: Final[dict[tuple[str, str], Allowed]] = {
 """(setup, request name) -> why the fake may answer differently from a2a-sdk 1.3."""
 
 
+@pytest.mark.slow  # end to end on real parts (make check leaves it to make test)
 @pytest.mark.parametrize("setup", SETUPS, ids=lambda s: s.name)
 async def test_the_fake_answers_as_a2a_sdk_does(setup: Setup) -> None:
     corpus = setup.corpus()

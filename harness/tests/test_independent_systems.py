@@ -11,7 +11,8 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,12 @@ import pytest
 import yaml
 
 from harness.tests.conftest import require_module
+from harness.tests.run_pool import Plan, RunPool, Shared
 
-# Slow: whole suites against the independent systems (each shared fixture is one run).
-pytestmark = pytest.mark.slow
+# Slow: whole suites against the independent systems. Every run is planned ahead and run a few
+# at a time (run_pool), all on one worker (one xdist group); a whole-suite run that several
+# tests read is made once (Shared).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("independent-systems")]
 
 ROOT = Path(__file__).resolve().parents[2]
 INDEPENDENT = Path(__file__).resolve().parent / "independent"
@@ -142,31 +146,61 @@ def assert_skipped_for_needs(report: Report, needs_of: dict[str, set[str]]) -> N
 
 
 # --- the correct systems ----------------------------------------------------------------------
-# Each fixture below is one whole-suite run; the tests sharing it share an xdist group, so
-# under `pytest -n` they run on one worker and the suite runs once (--dist loadgroup).
+# Each fixture below reads one whole-suite run that its tests share.
+
+Outcome = tuple[int, str, Report]
 
 
 @pytest.fixture(scope="module")
-def minimal_gateway_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Report]:
-    require_module("google.adk")
-    return run_suite(
-        GATEWAY_SCENARIOS, "minimal-gateway.yaml", tmp_path_factory.mktemp("minimal-gateway")
-    )
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunPool]:
+    yield from RunPool.fixture(PLANS, tmp_path_factory)
 
 
-@pytest.fixture(scope="module")
-def late_gateway_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Report]:
-    return run_suite(
-        GATEWAY_SCENARIOS, "late-gateway.yaml", tmp_path_factory.mktemp("late-gateway")
-    )
+NEEDS = {
+    "test_minimal_gateway_fails_no_must": ("google.adk",),
+    "test_minimal_gateway_skips_what_it_does_not_serve": ("google.adk",),
+    "test_broken_history_gateway_fails_persistence": ("google.adk",),
+    "test_a_gateway_with_its_own_frame_names_passes_through_its_mapping": ("google.adk",),
+    "test_its_twin_forwarding_tool_results_fails_no_tool_leak_only": ("google.adk",),
+    "test_the_seeds_silent_end_at_the_run_bound_is_only_a_should": ("google.adk", "mitmproxy"),
+    "test_a_gateway_that_resends_the_answer_as_a_trailing_delta_fails_double_render": (
+        "google.adk",
+    ),
+}
+"""The real components a test's system needs: without them it skips (fails under
+STREAMPROOF_REQUIRE_ALL=1) before reading its run."""
 
 
-@pytest.fixture(scope="module")
-def client_03_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Report]:
-    return run_suite(CLIENT_SCENARIOS, "client-0.3.yaml", tmp_path_factory.mktemp("client-0.3"))
+@pytest.fixture
+def run(runs: RunPool, request: pytest.FixtureRequest) -> Outcome:
+    """This test's run (its own, or the whole-suite run it shares)."""
+    for module in NEEDS.get(request.node.originalname, ()):
+        require_module(module)
+    return runs.run_of(request)  # type: ignore[no-any-return]
 
 
-@pytest.mark.xdist_group("minimal-gateway-run")
+@pytest.fixture
+def minimal_gateway_run(run: Outcome) -> Outcome:
+    return run
+
+
+@pytest.fixture
+def late_gateway_run(run: Outcome) -> Outcome:
+    return run
+
+
+@pytest.fixture
+def client_03_run(run: Outcome) -> Outcome:
+    return run
+
+
+MINIMAL = Shared(
+    "minimal-gateway", lambda d: run_suite(GATEWAY_SCENARIOS, "minimal-gateway.yaml", d)
+)
+LATE = Shared("late-gateway", lambda d: run_suite(GATEWAY_SCENARIOS, "late-gateway.yaml", d))
+CLIENT_03 = Shared("client-0.3", lambda d: run_suite(CLIENT_SCENARIOS, "client-0.3.yaml", d))
+
+
 def test_minimal_gateway_fails_no_must(minimal_gateway_run: tuple[int, str, Report]) -> None:
     code, output, report = minimal_gateway_run
     assert not failures(report), "\n".join(failures(report)) + "\n" + output
@@ -174,7 +208,6 @@ def test_minimal_gateway_fails_no_must(minimal_gateway_run: tuple[int, str, Repo
     assert report["summary"]["passed"] >= 10
 
 
-@pytest.mark.xdist_group("minimal-gateway-run")
 def test_minimal_gateway_skips_what_it_does_not_serve(
     minimal_gateway_run: tuple[int, str, Report],
 ) -> None:
@@ -194,7 +227,6 @@ def verdicts_of(report: Report, scenario_id: str) -> dict[str, list[dict[str, An
     return out
 
 
-@pytest.mark.xdist_group("late-gateway-run")
 def test_late_gateway_fails_no_must(late_gateway_run: tuple[int, str, Report]) -> None:
     # Retries on 5xx, no error event after a model error, each chunk one chunk late: ADK
     # Java's ways, none a defect by the seed.
@@ -204,7 +236,6 @@ def test_late_gateway_fails_no_must(late_gateway_run: tuple[int, str, Report]) -
     assert report["summary"]["passed"] >= 15
 
 
-@pytest.mark.xdist_group("late-gateway-run")
 def test_late_gateway_skips_what_it_does_not_serve(
     late_gateway_run: tuple[int, str, Report],
 ) -> None:
@@ -218,7 +249,6 @@ def test_late_gateway_skips_what_it_does_not_serve(
     assert_skipped_for_needs(report, needs)
 
 
-@pytest.mark.xdist_group("late-gateway-run")
 def test_late_gateway_is_judged_on_the_model_error_scenarios(
     late_gateway_run: tuple[int, str, Report],
 ) -> None:
@@ -244,12 +274,10 @@ def test_late_gateway_is_judged_on_the_model_error_scenarios(
     )
 
 
-def test_retries_that_outlast_the_run_bound_end_with_its_error_frame(tmp_path: Path) -> None:
+def test_retries_that_outlast_the_run_bound_end_with_its_error_frame(run: Outcome) -> None:
     # java-genai's real gaps (about 25 s) outlast the run bound (12 s at time scale 0.1): the
     # harness listens past the bound, and the bound's error frame is the end it judges.
-    code, output, report = run_suite(
-        GATEWAY_SCENARIOS / "model_http_error.yaml", "late-gateway-java-backoff.yaml", tmp_path
-    )
+    code, output, report = run
     assert not failures(report), "\n".join(failures(report)) + "\n" + output
     assert code == 0, output
     verdicts = verdicts_of(report, "gateway/model-http-error")
@@ -258,7 +286,6 @@ def test_retries_that_outlast_the_run_bound_end_with_its_error_frame(tmp_path: P
     assert verdicts["GW-ERROR-FRAME"][-1]["outcome"] == "pass"
 
 
-@pytest.mark.xdist_group("client-03-run")
 def test_client_03_fails_no_must(client_03_run: tuple[int, str, Report]) -> None:
     code, output, report = client_03_run
     assert not failures(report), "\n".join(failures(report)) + "\n" + output
@@ -266,7 +293,6 @@ def test_client_03_fails_no_must(client_03_run: tuple[int, str, Report]) -> None
     assert report["summary"]["passed"] >= 10
 
 
-@pytest.mark.xdist_group("client-03-run")
 def test_client_03_skips_the_1_0_wire_and_follow_ups(
     client_03_run: tuple[int, str, Report],
 ) -> None:
@@ -280,16 +306,15 @@ def test_client_03_skips_the_1_0_wire_and_follow_ups(
 # --- the broken systems -----------------------------------------------------------------------
 
 
-def test_done_only_gateway_fails(tmp_path: Path) -> None:
-    code, output, report = run_suite(GATEWAY_SCENARIOS, "done-only-gateway.yaml", tmp_path)
+def test_done_only_gateway_fails(run: Outcome) -> None:
+    code, output, report = run
     assert code == 1, output
     assert failures(report), output
     assert {"GW-ANSWER-AS-MESSAGE", "GW-PERSIST-AGGREGATES"} & failed_requirements(report)
 
 
-def test_broken_history_gateway_fails_persistence(tmp_path: Path) -> None:
-    require_module("google.adk")
-    code, output, report = run_suite(GATEWAY_SCENARIOS, "broken-history-gateway.yaml", tmp_path)
+def test_broken_history_gateway_fails_persistence(run: Outcome) -> None:
+    code, output, report = run
     assert code == 1, output
     persist = {r for r in failed_requirements(report) if r.startswith("GW-PERSIST-")}
     assert persist, "\n".join(failures(report)) + "\n" + output
@@ -303,24 +328,22 @@ MAPPED_SCENARIOS = [
 error and done."""
 
 
-def test_a_gateway_with_its_own_frame_names_passes_through_its_mapping(tmp_path: Path) -> None:
-    require_module("google.adk")
-    code, output, report = run_suite(MAPPED_SCENARIOS, "mapped-gateway.yaml", tmp_path)
+def test_a_gateway_with_its_own_frame_names_passes_through_its_mapping(run: Outcome) -> None:
+    code, output, report = run
     assert not failures(report), "\n".join(failures(report)) + "\n" + output
     assert code == 0, output
     assert report["summary"]["passed"] == len(report["scenarios"]) == 3
 
 
-def test_its_twin_forwarding_tool_results_fails_no_tool_leak_only(tmp_path: Path) -> None:
-    require_module("google.adk")
-    code, output, report = run_suite(MAPPED_SCENARIOS[:1], "mapped-gateway-leaking.yaml", tmp_path)
+def test_its_twin_forwarding_tool_results_fails_no_tool_leak_only(run: Outcome) -> None:
+    code, output, report = run
     assert code == 1, output
     assert failed_requirements(report) == {"GW-NO-TOOL-LEAK"}, "\n".join(failures(report))
     assert "(event:tool_done id:" in "\n".join(failures(report))
 
 
-def test_error_only_client_fails(tmp_path: Path) -> None:
-    code, output, report = run_suite(CLIENT_SCENARIOS, "error-only-client.yaml", tmp_path)
+def test_error_only_client_fails(run: Outcome) -> None:
+    code, output, report = run
     assert code == 1, output
     assert failures(report), output
     assert "A2A-C-STATUS" in failed_requirements(report), "\n".join(failures(report))
@@ -329,15 +352,11 @@ def test_error_only_client_fails(tmp_path: Path) -> None:
 # --- issue 23: the seed's own ending at the bound, and a trailing delta --------------------------
 
 
-def test_the_seeds_silent_end_at_the_run_bound_is_only_a_should(tmp_path: Path) -> None:
+def test_the_seeds_silent_end_at_the_run_bound_is_only_a_should(run: Outcome) -> None:
     """The seed's controller on timeout (emitter.onTimeout(sub::dispose)): dispose, close, no
     frame. In the black hole that leaves a draft on screen; GW-RUN-BOUND-ERROR (SHOULD) alone
     says so, and the run passes without --strict."""
-    require_module("google.adk")
-    require_module("mitmproxy")
-    code, output, report = run_suite(
-        GATEWAY_SCENARIOS / "corporate_proxy_idle.yaml", "seed-timeout-gateway.yaml", tmp_path
-    )
+    code, output, report = run
     assert not failures(report), "\n".join(failures(report)) + "\n" + output
     assert code == 0, output
     black = verdicts_of(report, "gateway/corporate-proxy-black-hole")
@@ -356,15 +375,49 @@ def test_the_seeds_silent_end_at_the_run_bound_is_only_a_should(tmp_path: Path) 
 
 
 def test_a_gateway_that_resends_the_answer_as_a_trailing_delta_fails_double_render(
-    tmp_path: Path,
+    run: Outcome,
 ) -> None:
-    require_module("google.adk")
-    code, output, report = run_suite(
-        GATEWAY_SCENARIOS / "worked_example.yaml", "trailing-delta-gateway.yaml", tmp_path
-    )
+    code, output, report = run
     assert code == 1, output
     assert failed_requirements(report) == {"GW-NO-DOUBLE-RENDER", "expect.frames"}, failures(report)
     (verdict,) = verdicts_of(report, "gateway/one-tool-call-streamed")["GW-NO-DOUBLE-RENDER"]
     assert "repeats the answer already settled" in verdict["message"]
     assert report["summary"]["must_failures"] == 1
     assert report["summary"]["expectation_failures"] == 1
+
+
+def _suite(scenarios: Path | Sequence[Path], target: str) -> Plan:
+    return partial(run_suite, scenarios, target)
+
+
+PLANS: dict[str, Plan | Shared] = {
+    # the whole suites first
+    "test_minimal_gateway_fails_no_must": MINIMAL,
+    "test_minimal_gateway_skips_what_it_does_not_serve": MINIMAL,
+    "test_late_gateway_fails_no_must": LATE,
+    "test_late_gateway_skips_what_it_does_not_serve": LATE,
+    "test_late_gateway_is_judged_on_the_model_error_scenarios": LATE,
+    "test_client_03_fails_no_must": CLIENT_03,
+    "test_client_03_skips_the_1_0_wire_and_follow_ups": CLIENT_03,
+    "test_done_only_gateway_fails": _suite(GATEWAY_SCENARIOS, "done-only-gateway.yaml"),
+    "test_broken_history_gateway_fails_persistence": _suite(
+        GATEWAY_SCENARIOS, "broken-history-gateway.yaml"
+    ),
+    "test_error_only_client_fails": _suite(CLIENT_SCENARIOS, "error-only-client.yaml"),
+    "test_retries_that_outlast_the_run_bound_end_with_its_error_frame": _suite(
+        GATEWAY_SCENARIOS / "model_http_error.yaml", "late-gateway-java-backoff.yaml"
+    ),
+    "test_a_gateway_with_its_own_frame_names_passes_through_its_mapping": _suite(
+        MAPPED_SCENARIOS, "mapped-gateway.yaml"
+    ),
+    "test_its_twin_forwarding_tool_results_fails_no_tool_leak_only": _suite(
+        MAPPED_SCENARIOS[:1], "mapped-gateway-leaking.yaml"
+    ),
+    "test_the_seeds_silent_end_at_the_run_bound_is_only_a_should": _suite(
+        GATEWAY_SCENARIOS / "corporate_proxy_idle.yaml", "seed-timeout-gateway.yaml"
+    ),
+    "test_a_gateway_that_resends_the_answer_as_a_trailing_delta_fails_double_render": _suite(
+        GATEWAY_SCENARIOS / "worked_example.yaml", "trailing-delta-gateway.yaml"
+    ),
+}
+"""Each test's run (run_pool)."""

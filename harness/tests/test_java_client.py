@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +25,12 @@ from harness.suites.a2a_client.target import load_client_target
 from harness.suites.loading import load_scenarios
 from harness.targets.build import ensure_built
 from harness.tests.conftest import require_executable
+from harness.tests.run_pool import Plan, Run, RunPool, streamproof_run
 
-# Slow: builds and runs the Java client through the a2a-client suite.
-pytestmark = pytest.mark.slow
+# Slow: builds and runs the Java client through the a2a-client suite. The suite's and the
+# mutants' runs are planned ahead and run a few at a time on one worker (run_pool): each test
+# asserts on its own run, the same run it made alone before.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("java-client")]
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / "targets" / "java-client.yaml"
@@ -53,18 +55,15 @@ def built() -> Path:
     return TARGET
 
 
-def _run(report_dir: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    run = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", *args, "--report-dir", str(report_dir)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    results = report_dir / "results.json"
-    assert results.exists(), run.stdout[-4000:] + run.stderr[-2000:]
-    return run, json.loads(results.read_text(encoding="utf-8"))
+@pytest.fixture(scope="module")
+def runs(built: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunPool]:
+    yield from RunPool.fixture(PLANS, tmp_path_factory)
+
+
+def _run(run: Run) -> tuple[Run, dict[str, Any]]:
+    results = run.report_dir / "results.json"
+    assert results.exists(), run.tail()
+    return run, run.report
 
 
 def _only_1_0(scenario: A2AClientScenario) -> bool:
@@ -83,10 +82,14 @@ def test_the_target_file_declares_what_the_client_does() -> None:
     )
 
 
+def _suite_run(report_dir: Path) -> Run:
+    return streamproof_run(report_dir, "run", str(SCENARIOS), "--target", str(TARGET))
+
+
 def test_the_java_client_passes_every_must_of_the_0_3_scenarios(
-    built: Path, tmp_path: Path
+    runs: RunPool, request: pytest.FixtureRequest
 ) -> None:
-    run, report = _run(tmp_path, str(SCENARIOS), "--target", str(built))
+    run, report = _run(runs.run_of(request))
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
     assert report["summary"]["ok"] is True
     assert report["summary"]["must_failures"] == 0
@@ -110,13 +113,25 @@ def test_the_java_client_passes_every_must_of_the_0_3_scenarios(
         assert outcomes[sid]["outcome"] == "passed"
 
 
+def _mutant_run(bug: str, report_dir: Path) -> Run:
+    args = [str(SCENARIOS), "--target", str(TARGET), "--bug", bug, "-k", MUTANTS[bug][0]]
+    return streamproof_run(report_dir, "run", *args)
+
+
 @pytest.mark.parametrize("bug", sorted(MUTANTS))
 def test_each_java_mutant_is_caught_by_its_requirement(
-    built: Path, tmp_path: Path, bug: str
+    runs: RunPool, request: pytest.FixtureRequest, bug: str
 ) -> None:
     scenario, requirement = MUTANTS[bug]
-    args = [str(SCENARIOS), "--target", str(built), "--bug", bug, "-k", scenario]
-    run, report = _run(tmp_path, *args)
+    run, report = _run(runs.run_of(request))
     assert run.returncode == 1, run.stdout[-4000:] + run.stderr[-2000:]
     assert [s["id"] for s in report["scenarios"]] == [scenario]
     assert requirement in failed_requirements(report), (bug, failed_requirements(report))
+
+
+PLANS: dict[str, Plan] = {
+    # the whole suite first
+    "test_the_java_client_passes_every_must_of_the_0_3_scenarios": _suite_run,
+    "test_each_java_mutant_is_caught_by_its_requirement": _mutant_run,
+}
+"""Each pooled test's run (run_pool)."""

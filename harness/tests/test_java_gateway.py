@@ -11,21 +11,26 @@ switched by ``STREAMPROOF_BUG``, fails the requirement meant for it. Needs ``mvn
 
 from __future__ import annotations
 
-import json
+import asyncio
 import os
 import subprocess
 import sys
-import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.suites.gateway.reference.mutants import INTENDED
+from harness.suites.gateway.target import load_target
+from harness.targets.build import ensure_built
 from harness.tests.conftest import require_executable
+from harness.tests.run_pool import Plan, Run, RunPool, streamproof_run
 
-# Slow: builds and runs the Java gateway, then the gateway suite against it.
-pytestmark = pytest.mark.slow
+# Slow: builds and runs the Java gateway, then the gateway suite against it. The suite's and
+# the mutants' runs are planned ahead and run a few at a time on one worker (run_pool): each
+# test asserts on its own run, the same run it made alone before.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("java-gateway")]
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / "targets" / "java-gateway.yaml"
@@ -84,13 +89,25 @@ def _failed(report: dict[str, Any]) -> dict[str, set[str]]:
     return failed
 
 
-def test_java_gateway_passes_every_must_it_serves(tmp_path: Path) -> None:
-    started = time.monotonic()
-    run = streamproof(
-        "run", str(SCENARIOS), "--target", str(TARGET), "--report-dir", str(tmp_path), timeout=1500
-    )
-    elapsed = time.monotonic() - started
-    report = json.loads((tmp_path / "results.json").read_text())
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunPool]:
+    """The pool, once the gateway is built (or found up to date) through its target file's
+    build key: the runs it starts together then find the jar there."""
+    target = load_target(TARGET)
+    assert target.build is not None
+    asyncio.run(ensure_built(target.name, target.build))
+    yield from RunPool.fixture(PLANS, tmp_path_factory)
+
+
+def _suite_run(report_dir: Path) -> Run:
+    return streamproof_run(report_dir, "run", str(SCENARIOS), "--target", str(TARGET), timeout=1500)
+
+
+def test_java_gateway_passes_every_must_it_serves(
+    runs: RunPool, request: pytest.FixtureRequest
+) -> None:
+    run = runs.run_of(request)
+    report = run.report
     assert report["summary"]["target_errors"] == 0, run.stdout[-6000:]
     assert run.returncode == 0, run.stdout[-8000:]
     assert not _failed(report), run.stdout[-8000:]
@@ -102,14 +119,13 @@ def test_java_gateway_passes_every_must_it_serves(tmp_path: Path) -> None:
     skipped = [s for s in report["scenarios"] if s["outcome"] == "skipped"]
     assert all(s["id"].startswith("gateway/multi-agent") for s in skipped), skipped
     assert report["summary"]["passed"] == report["summary"]["scenarios"] - len(skipped)
-    print(f"streamproof run scenarios/gateway on the Java gateway: {elapsed:.1f}s wall")
+    print(f"streamproof run scenarios/gateway on the Java gateway: {run.elapsed:.1f}s wall")
 
 
-@pytest.mark.parametrize("bug", sorted(MUTANTS))
-def test_java_mutant_fails_its_requirement(bug: str, tmp_path: Path) -> None:
+def _mutant_run(bug: str, report_dir: Path) -> Run:
     file, scenario = MUTANTS[bug]
-    requirement = INTENDED[bug]
-    run = streamproof(
+    return streamproof_run(
+        report_dir,
         "run",
         str(SCENARIOS / file),
         "-k",
@@ -118,15 +134,29 @@ def test_java_mutant_fails_its_requirement(bug: str, tmp_path: Path) -> None:
         str(TARGET),
         "--bug",
         bug,
-        "--report-dir",
-        str(tmp_path),
         "-q",
-        timeout=600,
     )
-    assert run.returncode == 1, run.stdout[-4000:] + run.stderr[-2000:]
-    report = json.loads((tmp_path / "results.json").read_text())
+
+
+@pytest.mark.parametrize("bug", sorted(MUTANTS))
+def test_java_mutant_fails_its_requirement(
+    bug: str, runs: RunPool, request: pytest.FixtureRequest
+) -> None:
+    scenario = MUTANTS[bug][1]
+    requirement = INTENDED[bug]
+    run = runs.run_of(request)
+    assert run.returncode == 1, run.tail()
+    report = run.report
     assert report["environment"]["bug"] == bug
     assert requirement in _failed(report).get(scenario, set()), run.stdout[-4000:]
+
+
+PLANS: dict[str, Plan] = {
+    # the whole suite first
+    "test_java_gateway_passes_every_must_it_serves": _suite_run,
+    "test_java_mutant_fails_its_requirement": _mutant_run,
+}
+"""Each pooled test's run (run_pool)."""
 
 
 def test_a_bug_the_java_gateway_lacks_is_refused_by_name(tmp_path: Path) -> None:

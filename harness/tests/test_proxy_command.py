@@ -221,6 +221,7 @@ def client_result(proxy_url: str, started: list[Running]) -> tuple[dict[str, Any
     return json.loads(client.out[-1]), client
 
 
+@pytest.mark.slow  # end to end on real parts (make check leaves it to make test)
 def test_the_seeds_proxy_timeout_story_with_real_parts(
     agent: Agent, running: list[Running], tmp_path: Path
 ) -> None:

@@ -65,6 +65,7 @@ def run_green(running: list[Running], scenario: Path, reports: Path) -> str:
     return output
 
 
+@pytest.mark.slow  # end to end on real parts (make check leaves it to make test)
 def test_a_task_streamed_by_a_real_a2a_sdk_server_is_recorded_and_replays_green(
     running: list[Running], tmp_path: Path
 ) -> None:
@@ -132,6 +133,7 @@ def test_a_task_streamed_by_a_real_a2a_sdk_server_is_recorded_and_replays_green(
     assert "A2A-C-HEADERS" in broken.output()
 
 
+@pytest.mark.slow  # end to end on real parts (make check leaves it to make test)
 def test_adk_model_calls_are_recorded_and_replay_on_the_reference_gateway(
     running: list[Running], tmp_path: Path
 ) -> None:

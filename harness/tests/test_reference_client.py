@@ -8,11 +8,13 @@ fake A2A server, the real fault proxy, the client as a real subprocess. Time sca
 
 from __future__ import annotations
 
+import asyncio
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
 from harness.suites import REGISTRY
 from harness.suites.a2a_client.reference.mutants import BUGS, CONCURRENT, INTENDED, SHOWCASE
@@ -22,8 +24,14 @@ from harness.suites.a2a_client.target import ClientTarget, load_client_target
 from harness.suites.loading import load_scenarios
 from harness.verdicts import Kind, Level, Outcome
 
-# End to end (real targets, whole runs): scheduled first under xdist (see conftest).
-pytestmark = pytest.mark.slow
+# End to end (real targets, whole runs): scheduled first under xdist (see conftest). The
+# tests share the module's event loop, where the runs of the parametrized tests below are
+# started ahead, a few at a time (PlannedRuns), all on one worker (one xdist group).
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.xdist_group("reference-client"),
+    pytest.mark.asyncio(loop_scope="module"),
+]
 
 SCALE = 0.1
 FOLDER = Path(__file__).resolve().parents[2] / "scenarios" / "a2a_client"
@@ -68,6 +76,66 @@ async def _run(
         await env.close()
 
 
+JOBS = 3
+"""Scenario runs at once in the module's loop (each its own environment: fake server, fault
+link and client process)."""
+
+
+class PlannedRuns:
+    """The runs of this module's parametrized tests on this worker, started as soon as the
+    first test asks and run :data:`JOBS` at a time; each test awaits its own run, exactly the
+    run it made alone before."""
+
+    def __init__(self, items: list[pytest.Item]) -> None:
+        self._limit = asyncio.Semaphore(JOBS)
+        self._runs: dict[str, asyncio.Task[A2AClientScenarioResult]] = {}
+        for item in items:
+            plan = _plan(item)
+            if plan is not None:
+                self._runs[item.nodeid] = asyncio.create_task(self._limited(plan))
+
+    async def _limited(
+        self, plan: Callable[[], Awaitable[A2AClientScenarioResult]]
+    ) -> A2AClientScenarioResult:
+        async with self._limit:
+            return await plan()
+
+    async def result(self, request: pytest.FixtureRequest) -> A2AClientScenarioResult:
+        item = request.node
+        if item.nodeid not in self._runs:  # not planned (collected after?): run it now
+            plan = _plan(item)
+            assert plan is not None, item.nodeid
+            self._runs[item.nodeid] = asyncio.create_task(self._limited(plan))
+        return await self._runs[item.nodeid]
+
+    async def close(self) -> None:
+        for task in self._runs.values():
+            task.cancel()
+        await asyncio.gather(*self._runs.values(), return_exceptions=True)
+
+
+def _plan(item: pytest.Item) -> Callable[[], Awaitable[A2AClientScenarioResult]] | None:
+    """How the test ``item`` makes its run, or None for a test that is not planned."""
+    name = getattr(item, "originalname", item.name)
+    callspec = getattr(item, "callspec", None)
+    params = dict(callspec.params) if callspec is not None else {}
+    if name == "test_the_reference_passes_every_scenario":
+        scenario = SCENARIOS[params["scenario_id"]]
+        return lambda: _run(scenario)
+    if name == "test_each_mutant_fails_its_intended_requirement":
+        bug = params["bug"]
+        return lambda: _run(SCENARIOS[SHOWCASE[bug]], bug=bug)
+    return None
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def planned(request: pytest.FixtureRequest) -> AsyncIterator[PlannedRuns]:
+    mine = [item for item in request.session.items if item.module is request.module]
+    runs = PlannedRuns(mine)
+    yield runs
+    await runs.close()
+
+
 def _report(result: A2AClientScenarioResult) -> str:
     turns = "\n".join(
         f"turn {t.turn}: {t.result or t.failure}\n{t.stderr_tail}" for t in result.observation.turns
@@ -76,7 +144,8 @@ def _report(result: A2AClientScenarioResult) -> str:
     return f"{verdicts}\n{turns}"
 
 
-def test_the_folder_holds_the_brief_scenarios() -> None:
+async def test_the_folder_holds_the_brief_scenarios() -> None:
+    # async only because the module's tests all run on its one loop (pytestmark)
     names = {s.removeprefix("a2a_client/") for s in SCENARIOS}
     assert {
         "summary-survives-proxy-timeout",
@@ -108,8 +177,10 @@ BROKEN = (Outcome.FAIL, Outcome.NON_STRICT)
 
 
 @pytest.mark.parametrize("scenario_id", sorted(SCENARIOS))
-async def test_the_reference_passes_every_scenario(scenario_id: str) -> None:
-    result = await _run(SCENARIOS[scenario_id])
+async def test_the_reference_passes_every_scenario(
+    scenario_id: str, planned: PlannedRuns, request: pytest.FixtureRequest
+) -> None:
+    result = await planned.result(request)
     holds = (Outcome.PASS, Outcome.NOT_APPLICABLE)
     assert [v for v in result.verdicts if v.outcome not in holds] == [], _report(result)
     judged = {v.requirement for v in result.verdicts if v.outcome is Outcome.PASS}
@@ -136,10 +207,12 @@ def _as_the_seed_tells_it(result: A2AClientScenarioResult) -> None:
 
 
 @pytest.mark.parametrize("bug", sorted(set(BUGS) - set(CONCURRENT)))
-async def test_each_mutant_fails_its_intended_requirement(bug: str) -> None:
+async def test_each_mutant_fails_its_intended_requirement(
+    bug: str, planned: PlannedRuns, request: pytest.FixtureRequest
+) -> None:
     """One call at a time; the mutants of CONCURRENT show only with calls at once
     (suites/a2a_client/test_concurrency.py proves those)."""
-    result = await _run(SCENARIOS[SHOWCASE[bug]], bug=bug)
+    result = await planned.result(request)
     intended = INTENDED[bug]
     expected = Outcome.FAIL if REGISTRY[intended].level is Level.MUST else Outcome.NON_STRICT
     hits = [v for v in result.verdicts if v.requirement == intended and v.outcome is expected]
@@ -198,7 +271,7 @@ async def test_a_real_sdk_client_without_a_watchdog_is_caught_hanging() -> None:
     assert not result.observation.ledger.gets  # it never asked for a snapshot
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="module")
 async def env() -> AsyncIterator[A2AClientEnvironment]:
     environment = A2AClientEnvironment(load_client_target(None), time_scale=SCALE)
     await environment.start()

@@ -7,6 +7,7 @@ shared-task-file mutant passes every sequential check but is caught under --conc
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from harness.suites.a2a_client.reference.mutants import CONCURRENT, INTENDED, SH
 from harness.suites.a2a_client.result import ClientFailure
 from harness.suites.a2a_client.scenario import A2AClientScenario
 from harness.tests.fakes_a2a_helpers import load_script
+from harness.tests.run_pool import Plan, Run, RunPool, streamproof_run
 from harness.tests.suites.a2a_client.observations import (
     Story,
     assert_fails,
@@ -460,14 +462,6 @@ task:
 # --- on the real reference client --------------------------------------------------------------
 
 
-def _run(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], str]:
-    from harness.tests.test_end_to_end import streamproof
-
-    run = streamproof("run", *args, "--report-dir", str(tmp_path), "-q")
-    report = json.loads((tmp_path / "results.json").read_text())
-    return run.returncode, report, run.stdout + run.stderr
-
-
 A2A_SCENARIOS = Path(__file__).resolve().parents[4] / "scenarios" / "a2a_client"
 SUBSET = (
     "happy_path_1_0_wire.yaml",
@@ -478,12 +472,28 @@ SUBSET = (
     "reset_mid_stream.yaml",  # a fault plan: skipped with the reason
 )
 
+# The runs on the real reference client are planned ahead and run a few at a time
+# (run_pool): each test asserts on its own runs, the same runs it made alone before.
+REAL = pytest.mark.xdist_group("a2a-client-concurrency-real")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunPool]:
+    yield from RunPool.fixture(PLANS, tmp_path_factory)
+
+
+def _holds_run(report_dir: Path) -> Run:
+    subset = (str(A2A_SCENARIOS / f) for f in SUBSET)
+    return streamproof_run(report_dir, "run", *subset, "--concurrency", "4", "-q")
+
 
 @pytest.mark.slow
-def test_the_reference_client_holds_with_calls_at_once(tmp_path: Path) -> None:
-    code, report, out = _run(
-        tmp_path, *(str(A2A_SCENARIOS / f) for f in SUBSET), "--concurrency", "4"
-    )
+@REAL
+def test_the_reference_client_holds_with_calls_at_once(
+    runs: RunPool, request: pytest.FixtureRequest
+) -> None:
+    run = runs.run_of(request)
+    code, report, out = run.returncode, run.report, run.stdout + run.stderr
     assert code == 0, out[-6000:]
     assert report["concurrency"] == 4
     ran = [s for s in report["scenarios"] if s["outcome"] == "passed"]
@@ -501,18 +511,16 @@ def test_the_reference_client_holds_with_calls_at_once(tmp_path: Path) -> None:
     assert "latency under 4" in out
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("bug", sorted(CONCURRENT))
-def test_a_concurrency_mutant_is_caught_only_with_calls_at_once(bug: str, tmp_path: Path) -> None:
-    """The whole A2A client suite, strict, one call at a time, passes on the mutant; with K
-    calls at once its showcase scenario fails under the requirement meant for it."""
-    assert SHOWCASE[bug].startswith("a2a_client/")
-    assert REGISTRY[INTENDED[bug]].concurrent
-    code, report, out = _run(tmp_path / "one", str(A2A_SCENARIOS), "--bug", bug, "--strict")
-    assert code == 0, out[-6000:]
-    assert report["summary"]["failed"] == 0 and report["summary"]["passed"] >= 20
-    code, report, out = _run(
-        tmp_path / "k",
+def _one_at_a_time_run(bug: str, report_dir: Path) -> Run:
+    return streamproof_run(
+        report_dir, "run", str(A2A_SCENARIOS), "-k", SHOWCASE[bug], "--bug", bug, "--strict", "-q"
+    )
+
+
+def _at_once_run(bug: str, report_dir: Path) -> Run:
+    return streamproof_run(
+        report_dir,
+        "run",
         str(A2A_SCENARIOS),
         "-k",
         SHOWCASE[bug],
@@ -520,7 +528,47 @@ def test_a_concurrency_mutant_is_caught_only_with_calls_at_once(bug: str, tmp_pa
         bug,
         "--concurrency",
         str(CONCURRENT[bug]),
+        "-q",
     )
-    assert code == 1, out[-6000:]
+
+
+@pytest.mark.slow
+@REAL
+@pytest.mark.parametrize("bug", sorted(CONCURRENT))
+def test_a_concurrency_mutant_passes_one_call_at_a_time(
+    bug: str, runs: RunPool, request: pytest.FixtureRequest
+) -> None:
+    """The scenario where K calls at once catch the mutant (its showcase: the next test),
+    strict, one call at a time, passes on it. (``streamproof mutants`` runs the whole suite.)"""
+    assert REGISTRY[INTENDED[bug]].concurrent
+    run = runs.run_of(request)
+    assert run.returncode == 0, run.tail(6000, 0)
+    report = run.report
+    assert [s["id"] for s in report["scenarios"]] == [SHOWCASE[bug]]
+    assert report["summary"]["failed"] == 0 and report["summary"]["passed"] == 1
+
+
+@pytest.mark.slow
+@REAL
+@pytest.mark.parametrize("bug", sorted(CONCURRENT))
+def test_a_concurrency_mutant_is_caught_only_with_calls_at_once(
+    bug: str, runs: RunPool, request: pytest.FixtureRequest
+) -> None:
+    """With K calls at once the mutant's showcase scenario fails under the requirement meant
+    for it (the previous test: one call at a time, the whole suite passes)."""
+    assert SHOWCASE[bug].startswith("a2a_client/")
+    assert REGISTRY[INTENDED[bug]].concurrent
+    run = runs.run_of(request)
+    out = run.stdout + run.stderr
+    assert run.returncode == 1, out[-6000:]
     assert f"[{INTENDED[bug]} MUST]" in out
-    assert report["requirements"][INTENDED[bug]]["fail"] == 1
+    assert run.report["requirements"][INTENDED[bug]]["fail"] == 1
+
+
+PLANS: dict[str, Plan] = {
+    # the longest first: the whole suite one call at a time
+    "test_a_concurrency_mutant_passes_one_call_at_a_time": _one_at_a_time_run,
+    "test_the_reference_client_holds_with_calls_at_once": _holds_run,
+    "test_a_concurrency_mutant_is_caught_only_with_calls_at_once": _at_once_run,
+}
+"""Each test's run on the real reference client, from its parameters (run_pool)."""

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from harness.suites.a2a_client.target import ClientTarget, client_environment
@@ -50,6 +51,7 @@ def test_the_environment_points_http_proxy_at_the_link_and_exempts_nothing() -> 
     assert "HTTP_PROXY" not in plain or plain["HTTP_PROXY"] != "http://127.0.0.1:9100"
 
 
+@pytest.mark.slow  # end to end on real parts (make check leaves it to make test)
 def test_the_reference_client_recovers_through_the_forward_proxy(tmp_path: Path) -> None:
     require_module("a2a")
     scenario = _run(tmp_path)

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from harness.suites.a2a_client.checks import check_a2a_client
 from harness.suites.a2a_client.checks.calls import no_resend_verdicts
 from harness.suites.a2a_client.observation import A2AClientObservation
@@ -224,6 +226,7 @@ def test_a_long_run_is_capped() -> None:
     assert _kinds(tl, "result") and _kinds(tl, "window")
 
 
+@pytest.mark.slow  # end to end on real parts (make check leaves it to make test)
 def test_the_seed_proxy_timeout_scenario_recorded_in_scenario_time(tmp_path: Path) -> None:
     """The bundled seed scenario, run by ``streamproof run``: its recorded timeline tells the
     seed's story on the scenario's clock."""

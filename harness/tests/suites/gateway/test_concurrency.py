@@ -5,7 +5,7 @@ mutant passes every sequential check but is caught under --concurrency by its re
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from harness.suites.gateway.reference.mutants import CONCURRENT, INTENDED
 from harness.suites.gateway.scenario import GatewayScenario
 from harness.suites.loading import load_scenarios
 from harness.tests.conftest import require_module
+from harness.tests.run_pool import Plan, Run, RunPool, streamproof_run
 from harness.tests.suites.gateway.observations import (
     DONE,
     delta,
@@ -35,7 +36,7 @@ from harness.tests.suites.gateway.observations import (
     model_call,
     worked_example,
 )
-from harness.tests.test_end_to_end import GATEWAY_SCENARIOS, streamproof
+from harness.tests.test_end_to_end import CONCURRENT_SHOWN_BY, GATEWAY_SCENARIOS
 from harness.verdicts import Level, Outcome, Verdict
 
 # End to end (real targets, whole runs): scheduled first under xdist (see conftest).
@@ -177,18 +178,29 @@ SUBSET = ("worked_example.yaml", "multi_agent.yaml", "none_mode.yaml", "reload_a
 """Scenarios of every shape a session can take: a tool call, agents, NONE mode, a drop."""
 
 
-def _run(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any], str]:
-    run = streamproof("run", *args, "--report-dir", str(tmp_path), "-q")
-    report = json.loads((tmp_path / "results.json").read_text())
-    return run.returncode, report, run.stdout + run.stderr
+# The runs on the real reference are planned ahead and run a few at a time on one worker
+# (run_pool): each test asserts on its own run, the same run it made alone before.
+REAL = pytest.mark.xdist_group("gateway-concurrency-real")
 
 
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunPool]:
+    yield from RunPool.fixture(PLANS, tmp_path_factory)
+
+
+def _holds_run(k: int, report_dir: Path) -> Run:
+    subset = (str(GATEWAY_SCENARIOS / f) for f in SUBSET)
+    return streamproof_run(report_dir, "run", *subset, "--concurrency", str(k), "-q")
+
+
+@REAL
 @pytest.mark.parametrize("k", [4, 8])
-def test_the_reference_holds_with_sessions_at_once(k: int, tmp_path: Path) -> None:
+def test_the_reference_holds_with_sessions_at_once(
+    k: int, runs: RunPool, request: pytest.FixtureRequest
+) -> None:
     require_module("google.adk")
-    code, report, out = _run(
-        tmp_path, *(str(GATEWAY_SCENARIOS / f) for f in SUBSET), "--concurrency", str(k)
-    )
+    run = runs.run_of(request)
+    code, report, out = run.returncode, run.report, run.stdout + run.stderr
     assert code == 0, out[-6000:]
     assert report["concurrency"] == k
     ran = [s for s in report["scenarios"] if s["outcome"] == "passed"]
@@ -203,13 +215,34 @@ def test_the_reference_holds_with_sessions_at_once(k: int, tmp_path: Path) -> No
     assert f"latency under {k} sessions at once" in out
 
 
+def _sequential_run(bug: str, report_dir: Path) -> Run:
+    ids = " or ".join(CONCURRENT_SHOWN_BY[bug])
+    return streamproof_run(
+        report_dir, "run", str(GATEWAY_SCENARIOS), "-k", ids, "--bug", bug, "--strict", "-q"
+    )
+
+
+@REAL
 @pytest.mark.parametrize("bug", sorted(CONCURRENT))
-def test_a_concurrency_mutant_passes_every_sequential_check(bug: str, tmp_path: Path) -> None:
-    """Nothing sequential sees state shared between sessions: the whole gateway suite, strict,
-    one session at a time, passes on the mutant (test_end_to_end proves --concurrency catches
-    it with its requirement)."""
+def test_a_concurrency_mutant_passes_every_sequential_check(
+    bug: str, runs: RunPool, request: pytest.FixtureRequest
+) -> None:
+    """Nothing sequential sees state shared between sessions: the scenarios where sessions at
+    once catch the mutant (test_end_to_end, :data:`CONCURRENT_SHOWN_BY`), strict, one session
+    at a time, pass on it. (``streamproof mutants`` runs the whole suite.)"""
     require_module("google.adk")
     assert REGISTRY[INTENDED[bug]].concurrent
-    code, report, out = _run(tmp_path, str(GATEWAY_SCENARIOS), "--bug", bug, "--strict")
-    assert code == 0, out[-6000:]
-    assert report["summary"]["failed"] == 0 and report["summary"]["passed"] >= 20
+    run = runs.run_of(request)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-6000:]
+    report = run.report
+    assert sorted(s["id"] for s in report["scenarios"]) == sorted(CONCURRENT_SHOWN_BY[bug])
+    assert report["summary"]["failed"] == 0
+    assert report["summary"]["passed"] == len(CONCURRENT_SHOWN_BY[bug])
+
+
+PLANS: dict[str, Plan] = {
+    # the whole suites first
+    "test_a_concurrency_mutant_passes_every_sequential_check": _sequential_run,
+    "test_the_reference_holds_with_sessions_at_once": _holds_run,
+}
+"""Each test's run on the real reference (run_pool)."""

@@ -70,6 +70,7 @@ def test_a_proxy_path_runs_the_model_link_on_mitmproxy_and_rejects_another_engin
         )
 
 
+@pytest.mark.slow  # end to end on real parts (make check leaves it to make test)
 async def test_the_plain_tls_path_works_and_the_proxy_sees_every_model_call(
     environment: GatewayEnvironment,
 ) -> None:
@@ -155,6 +156,7 @@ async def scaled() -> AsyncIterator[GatewayEnvironment]:
     await env.close()
 
 
+@pytest.mark.slow  # end to end on real parts (make check leaves it to make test)
 async def test_a_proxy_that_drops_the_quiet_stream_never_hangs_the_reference(
     scaled: GatewayEnvironment,
 ) -> None:
@@ -179,6 +181,7 @@ async def test_a_proxy_that_drops_the_quiet_stream_never_hangs_the_reference(
     assert observation.frames[-1].event == "error"
 
 
+@pytest.mark.slow  # end to end on real parts (make check leaves it to make test)
 async def test_a_gateway_without_a_run_bound_hangs_on_the_black_hole_and_is_caught() -> None:
     require_module("google.adk")
     require_module("mitmproxy")

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from harness.tests.conftest import require_module
@@ -15,6 +16,7 @@ from harness.tests.conftest import require_module
 ROOT = Path(__file__).resolve().parents[4]
 
 
+@pytest.mark.slow  # end to end on real parts (make check leaves it to make test)
 def test_a_scenario_naming_its_model_engine_runs_on_it_and_the_next_one_returns(
     tmp_path: Path,
 ) -> None:
