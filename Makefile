@@ -48,6 +48,7 @@ bench: .venv/.installed
 	.venv/bin/python -m harness.bench.proxy_throughput
 	.venv/bin/python -m harness.bench.a2a_fanout
 	.venv/bin/python -m harness.bench.reset_overhead
+	.venv/bin/python -m harness.bench.parallel
 
 lint: .venv/.installed
 	.venv/bin/ruff check harness
