@@ -18,12 +18,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -31,10 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from harness.bench.suite_run import run_suite
+
 __all__ = ["RunResult", "failures_of", "main", "summarise", "table"]
 
 DEFAULT_SCALES: Final = (0.1, 0.05, 0.03)
-ROOT: Final = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
@@ -122,38 +120,21 @@ def table(rows: Sequence[Mapping[str, Any]]) -> str:
 def _run_once(
     scale: float, beside: bool, report_dir: Path, selection: str, timeout_s: float
 ) -> RunResult:
-    streamproof = Path(sys.executable).with_name("streamproof")
-    command = [str(streamproof), "run", selection, "--time-scale", str(scale), "-q"]
-    command += ["--report-dir", str(report_dir)]
-    load = os.getloadavg()[0]
-    started = time.monotonic()
-    try:
-        done = subprocess.run(
-            command,
-            cwd=ROOT,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=timeout_s,
-            check=False,
+    run = run_suite([selection, "--time-scale", str(scale), "-q"], report_dir, timeout_s)
+    if run.results is None:
+        return RunResult(
+            scale, beside, run.wall_s, run.exit_status, run.load, 0, (str(run.problem),)
         )
-        status = done.returncode
-    except subprocess.TimeoutExpired:
-        status = -1
-    wall = time.monotonic() - started
-    try:
-        results = json.loads((report_dir / "results.json").read_text())
-    except (OSError, ValueError) as error:
-        return RunResult(scale, beside, wall, status, load, 0, (f"no results.json: {error}",))
-    failures = failures_of(results)
-    if status == -1:
-        failures = (f"killed after {timeout_s:.0f} s", *failures)
+    failures = failures_of(run.results)
+    if run.problem:
+        failures = (run.problem, *failures)
     return RunResult(
         scale,
         beside,
-        wall,
-        status,
-        load,
-        int(results.get("summary", {}).get("scenarios", 0)),
+        run.wall_s,
+        run.exit_status,
+        run.load,
+        int(run.results.get("summary", {}).get("scenarios", 0)),
         failures,
     )
 

@@ -22,16 +22,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+
+from harness.bench.suite_run import run_suite
 
 __all__ = [
     "RunResult",
@@ -43,7 +42,6 @@ __all__ = [
     "verdicts_of",
 ]
 
-ROOT: Final = Path(__file__).resolve().parents[2]
 
 Verdicts = dict[str, dict[str, str]]
 """Scenario id -> ``outcome`` (the scenario's) and ``KIND REQUIREMENT`` -> the verdict's outcome."""
@@ -137,37 +135,24 @@ def table(rounds: Sequence[tuple[RunResult, RunResult]]) -> str:
 def _run_once(
     workers: int, report_dir: Path, selection: str, extra: Sequence[str], timeout_s: float
 ) -> RunResult:
-    streamproof = Path(sys.executable).with_name("streamproof")
-    command = [str(streamproof), "run", selection, "-q", "--report-dir", str(report_dir)]
-    if workers:
-        command += ["-n", str(workers)]
-    command += list(extra)
-    load = os.getloadavg()[0]
-    started = time.monotonic()
-    problem: str | None = None
-    try:
-        done = subprocess.run(
-            command,
-            cwd=ROOT,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=timeout_s,
-            check=False,
-        )
-        status = done.returncode
-    except subprocess.TimeoutExpired:
-        status, problem = -1, f"killed after {timeout_s:.0f} s"
-    wall = time.monotonic() - started
-    try:
-        results = json.loads((report_dir / "results.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        return RunResult(workers, wall, status, load, problem=problem or f"no results: {error}")
+    args = [selection, "-q", *(["-n", str(workers)] if workers else []), *extra]
+    run = run_suite(args, report_dir, timeout_s)
+    if run.results is None:
+        return RunResult(workers, run.wall_s, run.exit_status, run.load, problem=run.problem)
     durations = {
         str(s["id"]): float(s["duration_s"])
-        for s in results.get("scenarios", [])
+        for s in run.results.get("scenarios", [])
         if isinstance(s.get("duration_s"), int | float)
     }
-    return RunResult(workers, wall, status, load, verdicts_of(results), durations, problem)
+    return RunResult(
+        workers,
+        run.wall_s,
+        run.exit_status,
+        run.load,
+        verdicts_of(run.results),
+        durations,
+        run.problem,
+    )
 
 
 def _print_run(index: int, run: RunResult) -> None:
