@@ -555,7 +555,7 @@ def test_a_concurrency_mutant_is_caught_only_with_calls_at_once(
     bug: str, runs: RunPool, request: pytest.FixtureRequest
 ) -> None:
     """With K calls at once the mutant's showcase scenario fails under the requirement meant
-    for it (the previous test: one call at a time, the whole suite passes)."""
+    for it (the previous test: one call at a time, the same scenario passes)."""
     assert SHOWCASE[bug].startswith("a2a_client/")
     assert REGISTRY[INTENDED[bug]].concurrent
     run = runs.run_of(request)
