@@ -25,6 +25,7 @@ ROWS = (
 )
 
 
+@pytest.mark.slow  # a whole benchmark (servers, processes), if tiny
 def test_a_tiny_run_prints_a_column_per_path_and_count_and_every_row(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

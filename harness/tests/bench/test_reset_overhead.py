@@ -8,6 +8,7 @@ import pytest
 from harness.bench.reset_overhead import KINDS, main
 
 
+@pytest.mark.slow  # a whole benchmark (servers, processes), if tiny
 def test_a_tiny_run_prints_a_column_per_kind_of_reset(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--resets", "2"]) == 0
     lines = capsys.readouterr().out.splitlines()
