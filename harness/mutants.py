@@ -213,16 +213,16 @@ def longest_first(
     matrix) recorded; a run it does not know counts as their median. Without durations, a run
     with ``--concurrency K`` counts K times one without (K sessions of every scenario, one
     client process each for the A2A suite). Ties keep the plan's order."""
-    known = sorted((durations or {}).values())
-    median = known[len(known) // 2] if known else 1.0
+    from harness import parallel
 
-    def weight(index: int) -> float:
-        suite, bug = plan[index]
-        if durations:
-            return durations.get((suite.name, bug), median)
-        return float(suite.concurrent.get(bug, 1)) if bug is not None else 1.0
-
-    return sorted(range(len(plan)), key=lambda i: (-weight(i), i))
+    if durations:
+        default = parallel.median(durations.values(), 1.0)
+        weights = [durations.get((suite.name, bug), default) for suite, bug in plan]
+    else:
+        weights = [
+            float(suite.concurrent.get(bug, 1) if bug is not None else 1) for suite, bug in plan
+        ]
+    return parallel.longest_first(weights)
 
 
 def run_matrix(

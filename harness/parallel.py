@@ -25,6 +25,8 @@ __all__ = [
     "DurationsError",
     "Shard",
     "durations_of_report",
+    "longest_first",
+    "median",
     "merge_worker_records",
     "parallel_refusal",
     "parse_shard",
@@ -104,6 +106,19 @@ def durations_of_report(path: Path) -> dict[str, float]:
     return durations
 
 
+def median(values: Iterable[float], default: float) -> float:
+    """The (upper) median of ``values``: what a run not measured before counts as; ``default``
+    when there are none."""
+    known = sorted(values)
+    return known[len(known) // 2] if known else default
+
+
+def longest_first(weights: Sequence[float]) -> list[int]:
+    """The indexes of ``weights`` heaviest first; ties keep their order. How ``-n``, the
+    shards and the mutant matrix hand out their runs."""
+    return sorted(range(len(weights)), key=lambda i: (-weights[i], i))
+
+
 def split(
     ids: Sequence[str], count: int, durations: Mapping[str, float] | None = None
 ) -> list[list[int]]:
@@ -113,10 +128,9 @@ def split(
     on a tie). A scenario the durations do not know counts as their median (1 s without any),
     so a new scenario neither piles up on one part nor is taken for free. With no durations
     every scenario weighs the same and the parts differ in size by at most one."""
-    known = sorted(v for v in (durations or {}).values())
-    default = known[len(known) // 2] if known else 1.0
+    default = median((durations or {}).values(), 1.0)
     weights = [(durations or {}).get(sid, default) for sid in ids]
-    order = sorted(range(len(ids)), key=lambda i: (-weights[i], i))
+    order = longest_first(weights)
     loads: list[tuple[float, int, int]] = [(0.0, 0, part) for part in range(count)]
     parts: list[list[int]] = [[] for _ in range(count)]
     for i in order:

@@ -186,16 +186,13 @@ def order_longest_first(ids: Sequence[str | None], durations: Mapping[str, float
     first by ``durations``: a scenario they do not know counts as their median, an item that
     is no scenario as nothing; ties keep the collection order. Without any duration of these
     ids the order is the collection's."""
-    known = sorted(durations[sid] for sid in ids if sid is not None and sid in durations)
+    from harness.parallel import longest_first, median
+
+    known = [durations[sid] for sid in ids if sid is not None and sid in durations]
     if not known:
         return list(range(len(ids)))
-    median = known[len(known) // 2]
-
-    def weight(i: int) -> float:
-        sid = ids[i]
-        return 0.0 if sid is None else durations.get(sid, median)
-
-    return sorted(range(len(ids)), key=lambda i: (-weight(i), i))
+    default = median(known, 0.0)
+    return longest_first([0.0 if sid is None else durations.get(sid, default) for sid in ids])
 
 
 def _scenario_id(config: pytest.Config, nodeid: str) -> str | None:
