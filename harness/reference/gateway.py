@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import sys
-
-from harness.suites.gateway.reference.server import main
+from harness.suites.gateway.reference.server import exit_now, main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -45,7 +45,7 @@ import signal
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import Final, NoReturn
 
 from aiohttp import web
 
@@ -70,6 +70,7 @@ __all__ = [
     "encode_frame",
     "event_frames",
     "event_text",
+    "exit_now",
     "main",
     "parse_tokens",
     "serve",
@@ -200,5 +201,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def exit_now(status: int) -> NoReturn:
+    """Exit with ``status`` once the output is flushed, skipping the interpreter's teardown.
+
+    ``serve`` has closed the sockets, the runner and the session store by now; what teardown
+    would add is freeing google-genai's pydantic schemas, 0.5 s of CPU per gateway (measured
+    with py-spy): 27 gateways stopped at once on two cores missed a 10 s SIGTERM bound.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())
