@@ -537,7 +537,7 @@ CASES = [
         "stall after_event",
         [{"when": {"after_event": 3}, "do": "stall"}],
         _stall_after_event,
-        read_timeout=0.5,
+        read_timeout=1.0,  # the three events first (10 ms apart), on a loaded machine too
     ),
     Case(
         "stall on_request",

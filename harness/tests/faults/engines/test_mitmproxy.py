@@ -44,6 +44,10 @@ if TYPE_CHECKING:
 
 CLIENTS = ["aiohttp", "httpx"]
 CUT = {"when": {"after_event": 4}}
+STALL_READ_S = 1.0
+"""The client's read timeout where a stall must end a stream whose first events arrive in time:
+events arrive 10-100 ms apart, but at 0.3 s a worker starved on a loaded machine timed out
+before event 2 (make check)."""
 
 
 # --- fixtures ----------------------------------------------------------------------------------
@@ -290,13 +294,13 @@ async def test_stall_keeps_the_socket_open_until_the_read_timeout(
     client: str, proxy: MitmproxyLink
 ) -> None:
     plan(proxy, {**CUT, "do": "stall"})
-    seen = await fetch(client, proxy.base_url + "/sse?n=10", sock_read=0.3)
+    seen = await fetch(client, proxy.base_url + "/sse?n=10", sock_read=STALL_READ_S)
     assert seen.ns == [1, 2, 3, 4]
     if client == "aiohttp":
         assert isinstance(seen.error, aiohttp.SocketTimeoutError)
     else:
         assert isinstance(seen.error, httpx.ReadTimeout)
-    assert 0.3 <= seen.t_end < 3.0
+    assert STALL_READ_S <= seen.t_end < STALL_READ_S + 3.0
     assert await proxy.wait_quiet(2)
     end = the_end(proxy)
     # upstream's body ended during the stall (10 events in 0.2 s): the response hook held it
@@ -318,7 +322,7 @@ async def test_a_stall_does_not_hold_other_requests(proxy: MitmproxyLink) -> Non
 
 async def test_stall_swallows_heartbeats_too(proxy: MitmproxyLink) -> None:
     plan(proxy, {"when": {"after_event": 2}, "do": "stall"})
-    seen = await via_aiohttp(proxy.base_url + "/sse?n=10&gap=0.1&hb=0.02", sock_read=0.3)
+    seen = await via_aiohttp(proxy.base_url + "/sse?n=10&gap=0.1&hb=0.02", sock_read=STALL_READ_S)
     assert seen.ns == [1, 2]
     assert b": ping" in seen.body  # the ones between events 1 and 2
     assert isinstance(seen.error, aiohttp.SocketTimeoutError)
