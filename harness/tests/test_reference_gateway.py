@@ -255,11 +255,7 @@ async def gateways(model: FakeModel, tools: FakeTools) -> AsyncIterator[GatewayF
         return started[bug]
 
     yield get
-    import time as _t
-    codes = []
-    with open('/tmp/stop-serial.txt','w') as fh:
-        for b, g in started.items():
-            t0=_t.monotonic(); codes.append(await g.stop()); fh.write(f'{b} {codes[-1]} {_t.monotonic()-t0:.2f}\n')
+    codes = await asyncio.gather(*(g.stop() for g in started.values()))
     for gateway in started.values():
         assert "Traceback" not in gateway.stderr_path.read_text()
         gateway.stderr_path.unlink()
