@@ -3,7 +3,7 @@
 #   make test   the harness's own tests, ruff and mypy
 #   make check  the inner loop: every test not marked slow, ruff and mypy (at most 2 minutes)
 #   make bench  the benchmarks (harness/bench/), each printing its table (a few minutes)
-.PHONY: run test check test-profile lint type bench clean tools
+.PHONY: run test check test-profile lint type bench clean tools bytecode
 
 .venv/.installed: pyproject.toml setup.py scripts/bootstrap scripts/build-toxiproxy scripts/install-chromium scripts/install-node-oracles
 	scripts/bootstrap
@@ -17,7 +17,15 @@ tools:
 	@scripts/install-chromium
 	@scripts/install-node-oracles
 
-run: .venv/.installed tools
+# The harness's own bytecode, written once: an editable install compiles nothing, and where
+# PYTHONDONTWRITEBYTECODE is set (.ci/run sets it) every process the tests and the suite start
+# (streamproof runs, workers, reference gateways) compiled harness/ again from source, about
+# 0.3 s of CPU per `streamproof run` (README "The test loop"). Python checks each file's
+# modification time, so a file changed since is compiled again in memory, never read stale.
+bytecode: .venv/.installed
+	@.venv/bin/python -m compileall -q -j 0 harness > /dev/null
+
+run: .venv/.installed tools bytecode
 	.venv/bin/streamproof run $(ARGS)
 
 # The tests run in parallel (pytest-xdist): TEST_WORKERS processes, one per core of a 2-core CI
@@ -28,23 +36,23 @@ run: .venv/.installed tools
 # ARGS='-m "not slow"' leaves the slow ones out for a quick inner loop; TEST_WORKERS=0 runs
 # everything in this one process. The 25 slowest tests are listed at the end: where the time goes.
 TEST_WORKERS ?= 2
-test: .venv/.installed tools lint type
+test: .venv/.installed tools bytecode lint type
 	.venv/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25 $(ARGS)
 
 # The inner loop (README "Two commands"): every test not marked `slow` on TEST_WORKERS
 # processes, after ruff and mypy; no whole suites, Java, ADK's api_server or browser. Every
 # product module has a test here (harness/tests/test_check_tier.py names any that has none).
 # make test stays the whole suite, what CI runs.
-check: .venv/.installed tools lint type
+check: .venv/.installed tools bytecode lint type
 	.venv/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not slow" --durations=15 $(ARGS)
 
 # Where make test's time goes: per module and fixture, setup/call/teardown, CPU/waiting
 # (harness/bench/test_time.py). ARGS as for make test.
-test-profile: .venv/.installed tools
+test-profile: .venv/.installed tools bytecode
 	.venv/bin/python -m harness.bench.test_time --workers $(TEST_WORKERS) $(ARGS)
 
 # Bounded, loopback only; the figures are in the README's Performance section.
-bench: .venv/.installed
+bench: .venv/.installed bytecode
 	.venv/bin/python -m harness.bench.proxy_throughput
 	.venv/bin/python -m harness.bench.a2a_fanout
 	.venv/bin/python -m harness.bench.reset_overhead

@@ -300,3 +300,32 @@ def test_run_starts_without_the_plugins_no_scenario_uses(tmp_path: Path) -> None
     assert code == "2", run.stdout + run.stderr  # nothing was judged
     assert {"pytest", "harness.pytest_plugin", "xdist"} <= set(imported)  # what a run needs
     assert set(imported) & {"hypothesis", "anyio.pytest_plugin", "ag_ui_validate"} == set()
+
+
+def test_the_command_runs_the_exit_handlers_and_keeps_its_status_and_output() -> None:
+    """``entry`` skips the interpreter's teardown, never the exit handlers or the output."""
+    script = (
+        "import atexit, sys\n"
+        "from harness import cli\n"
+        "atexit.register(lambda: print('exit handler ran', file=sys.stderr))\n"
+        "sys.argv = ['streamproof', 'validate', sys.argv[1]]\n"
+        "print('before', end='')\n"  # unflushed, on a pipe: must still arrive
+        "cli.entry()\n"
+    )
+    ok = subprocess.run(
+        [sys.executable, "-c", script, str(SCENARIOS)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.startswith("beforeok: ")
+    assert ok.stderr.strip().endswith("exit handler ran")
+    bad = subprocess.run(
+        [sys.executable, "-c", script, str(SCENARIOS / "no-such-file.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2
+    assert "no such file or folder" in bad.stderr and "exit handler ran" in bad.stderr
