@@ -13,6 +13,7 @@ from typing import Literal
 __all__ = [
     "CLIENT_CAPABILITIES",
     "GATEWAY_CAPABILITIES",
+    "INSTALL_SKIPS",
     "ClientCapability",
     "GatewayCapability",
     "ScenarioSkipped",
@@ -27,6 +28,10 @@ SkipCause = Literal["capability", "engine", "target-kind", "concurrency"]
 engine is missing or cannot carry out its plan; the run's target is of another kind; it cannot
 run as several sessions at once. A report warns about the ``engine`` ones even when other
 scenarios ran: another install or engine would have judged them."""
+
+INSTALL_SKIPS: frozenset[SkipCause] = frozenset({"engine"})
+"""The skip causes that are this install's, not the target's statement: a report warns about
+them even when other scenarios ran, and ``--require-all`` fails them."""
 
 
 class ScenarioSkipped(Exception):

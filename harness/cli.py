@@ -94,6 +94,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--strict", action="store_true", help="SHOULD failures fail too")
     run.add_argument(
+        "--require-all",
+        action="store_true",
+        help="a scenario this install cannot run (a fault engine or component missing) fails "
+        "instead of being skipped with a warning: for a gate",
+    )
+    run.add_argument(
         "--baseline",
         metavar="FILE",
         help="known failures (YAML, see streamproof baseline write): they fail their checks "
@@ -679,6 +685,8 @@ def _run_scenarios(args: argparse.Namespace, last_durations: tuple[Path, str] | 
         pytest_args.append(f"--streamproof-time-scale={args.time_scale}")
     if args.strict:
         pytest_args.append("--streamproof-strict")
+    if args.require_all:
+        pytest_args.append("--streamproof-require-all")
     if args.engine:
         pytest_args.append(f"--streamproof-engine={args.engine}")
     if args.full_observations:

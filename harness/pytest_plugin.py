@@ -106,6 +106,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="fail scenarios on SHOULD requirements too",
     )
     group.addoption(
+        "--streamproof-require-all",
+        action="store_true",
+        default=False,
+        help="a scenario this install cannot run (a fault engine or component missing) fails "
+        "instead of being skipped with a warning: for a gate (ini: streamproof_require_all)",
+    )
+    group.addoption(
         "--streamproof-baseline",
         metavar="FILE",
         default=None,
@@ -128,6 +135,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "sessions with distinct ids, users and markers; client calls as K processes with "
         "marked prompts), judged by the concurrency checks too, with latency figures under "
         "that load",
+    )
+    parser.addini(
+        "streamproof_require_all",
+        type="bool",
+        default=False,
+        help="as --streamproof-require-all",
     )
     parser.addini(
         "streamproof_dirs",

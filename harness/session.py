@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pytest
 import yaml
 
-from harness.capabilities import ScenarioSkipped
+from harness.capabilities import INSTALL_SKIPS, ScenarioSkipped
 from harness.durations import DEFAULT_TIME_SCALE
 from harness.interrupts import Interrupts
 from harness.loop import BackgroundLoop
@@ -66,6 +66,11 @@ class HarnessSession:
         self.bug: str | None = config.getoption("--streamproof-bug")
         self.time_scale: float = config.getoption("--streamproof-time-scale") or DEFAULT_TIME_SCALE
         self.strict: bool = config.getoption("--streamproof-strict")
+        self.require_all: bool = bool(
+            config.getoption("--streamproof-require-all")
+            or config.getini("streamproof_require_all")
+        )
+        """A scenario skipped for want of an engine or component fails instead."""
         self.engine: str | None = config.getoption("--streamproof-engine")
         self.full_observations: bool = config.getoption("--streamproof-full-observations")
         self.concurrency: int = config.getoption("--streamproof-concurrency", None) or 1
@@ -219,6 +224,11 @@ class HarnessSession:
             if self.concurrency > 1:
                 record["concurrency"] = result.load
         except ScenarioSkipped as exc:
+            if self.require_all and exc.cause in INSTALL_SKIPS:
+                # A gate that asked for everything: what this install cannot run is a failure.
+                why = f"required (--require-all) but not run: {exc}"
+                record.update(outcome="failed", error=why, skip_cause=exc.cause)
+                pytest.fail(why, pytrace=False)
             record.update(outcome="skipped", error=str(exc), skip_cause=exc.cause)
             pytest.skip(str(exc))
         except KeyboardInterrupt as exc:

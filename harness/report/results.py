@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.capabilities import INSTALL_SKIPS
 from harness.report.baseline import Baseline, baseline_summary
 from harness.report.provenance import provenance
 from harness.suites import REGISTRY
@@ -165,6 +166,7 @@ FAILURE_COUNTS: tuple[tuple[str, str], ...] = (
     ("fault_failures", "planned fault(s) that never fired"),
     ("target_errors", "scenario(s) whose target could not be started or reached"),
     ("scenario_errors", "scenario(s) that ended in an error"),
+    ("not_run", "scenario(s) this install could not run (--require-all)"),
 )
 """The summary's failure counts, each with how a person reads it."""
 
@@ -172,12 +174,15 @@ FAILURE_COUNTS: tuple[tuple[str, str], ...] = (
 def failure_counts(records: Sequence[Mapping[str, Any]], *, strict: bool) -> dict[str, int]:
     """Why scenarios failed, counted: failed verdicts by kind (a requirement's MUST, its SHOULD
     when ``strict`` enforces it, a scenario's own expectation, a planned fault that never
-    fired), scenarios whose target could not be started or reached, and scenarios that ended
-    in another error before they were judged. Known failures of a baseline count too."""
+    fired), scenarios whose target could not be started or reached, scenarios this install
+    could not run under ``--require-all``, and scenarios that ended in another error before
+    they were judged. Known failures of a baseline count too."""
     out = {key: 0 for key, _ in FAILURE_COUNTS}
     for record in records:
         if record.get("target_error"):
             out["target_errors"] += 1
+        elif record.get("outcome") == "failed" and record.get("skip_cause") in INSTALL_SKIPS:
+            out["not_run"] += 1
         elif record.get("outcome") == "failed" and "verdicts" not in record:
             out["scenario_errors"] += 1
         for verdict in record.get("verdicts", []):
@@ -207,17 +212,11 @@ def nothing_judged(records: Sequence[Mapping[str, Any]]) -> str | None:
     return f"nothing was judged: every selected scenario ({len(records)}) was skipped ({listed})"
 
 
-WARNED_SKIPS = frozenset({"engine"})
-"""Skip causes a run warns about even when other scenarios ran: a fault engine that is missing
-or cannot carry out a plan (the scenario would have run with another install or engine), unlike
-a capability the target does not declare, which is the target's own statement."""
-
-
 def skip_warnings(records: Sequence[Mapping[str, Any]]) -> list[str]:
     """One line per reason scenarios were skipped for want of an engine or a component."""
     by_reason: dict[str, list[str]] = {}
     for record in records:
-        if record.get("outcome") == "skipped" and record.get("skip_cause") in WARNED_SKIPS:
+        if record.get("outcome") == "skipped" and record.get("skip_cause") in INSTALL_SKIPS:
             by_reason.setdefault(str(record.get("error")), []).append(str(record.get("id")))
     return [
         f"{len(ids)} scenario(s) not judged: {why} ({', '.join(ids)})"

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from harness.cli import main
+from harness.faults.engines.toxiproxy_server import TOXIPROXY_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
@@ -329,3 +334,48 @@ def test_the_command_runs_the_exit_handlers_and_keeps_its_status_and_output() ->
     )
     assert bad.returncode == 2
     assert "no such file or folder" in bad.stderr and "exit handler ran" in bad.stderr
+
+
+@pytest.mark.slow  # two runs of two gateway scenarios (a reference gateway each)
+def test_require_all_fails_a_scenario_this_install_cannot_run(tmp_path: Path) -> None:
+    """Without it, a scenario whose engine is missing is skipped with a warning and the run
+    passes on what it judged; with ``--require-all`` (a gate's choice) that scenario fails."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    shutil.copy(SCENARIOS / "gateway" / "auth.yaml", suite / "auth.yaml")
+    reset = yaml.safe_load((SCENARIOS / "gateway" / "model_link_reset.yaml").read_text())
+    # A plan toxiproxy can carry out, on a link that must use it: valid, but not runnable here.
+    reset["links"] = {"model": [{"when": {"after": "300ms"}, "do": "rst"}]}
+    reset["links"]["engine"] = {"model": "toxiproxy"}
+    (suite / "reset.yaml").write_text(yaml.safe_dump(reset, sort_keys=False))
+    env = {**os.environ, "STREAMPROOF_TOXIPROXY": str(tmp_path / "no-toxiproxy-here")}
+
+    def run(*extra: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+        reports = tmp_path / f"reports{len(extra)}"
+        argv = [sys.executable, "-m", "harness.cli", "run", str(suite), "--report-dir"]
+        done = subprocess.run(
+            [*argv, str(reports), *extra],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
+        return done, json.loads((reports / "results.json").read_text())["summary"]
+
+    lenient, summary = run()
+    assert lenient.returncode == 0, lenient.stdout + lenient.stderr
+    assert (summary["passed"], summary["skipped"], summary["not_run"]) == (1, 1, 0)
+    assert summary["warnings"] == [
+        "1 scenario(s) not judged: this scenario needs engine toxiproxy: "
+        f"STREAMPROOF_TOXIPROXY={tmp_path / 'no-toxiproxy-here'} is not an executable file; "
+        f"point it at a toxiproxy-server {TOXIPROXY_VERSION} binary, or unset it to use the "
+        "project's own "
+        "build (gateway/model-link-reset-mid-answer)"
+    ]
+    gate, summary = run("--require-all")
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    assert (summary["passed"], summary["failed"], summary["not_run"]) == (1, 1, 1)
+    assert "FAILED: 1 scenario(s) this install could not run (--require-all)" in gate.stdout
+    assert "required (--require-all) but not run: this scenario needs engine toxiproxy" in (
+        gate.stdout
+    )

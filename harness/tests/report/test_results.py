@@ -128,6 +128,7 @@ def test_the_summary_counts_every_kind_of_failure_and_ok_agrees() -> None:
         {"id": "d", "outcome": "failed", "error": "TargetError: x", "target_error": True},
         {"id": "e", "outcome": "failed", "error": "TimeoutError: no end"},
         {"id": "f", "outcome": "passed", "verdicts": [_verdict("GW-ID", Outcome.NON_STRICT)]},
+        {"id": "g", "outcome": "failed", "error": "required: no mitmproxy", "skip_cause": "engine"},
     ]
     summary = _summary(records)
     assert {k: summary[k] for k in summary if k.endswith(("_failures", "_errors"))} == {
@@ -138,7 +139,8 @@ def test_the_summary_counts_every_kind_of_failure_and_ok_agrees() -> None:
         "target_errors": 1,
         "scenario_errors": 1,
     }
-    assert summary["ok"] is False and summary["failed"] == 5
+    assert summary["not_run"] == 1  # --require-all: an engine this install lacks
+    assert summary["ok"] is False and summary["failed"] == 6
     line = summary_line(summary)
     assert line.startswith("FAILED: 1 MUST requirement(s) broken, 1 expectation(s) not met, ")
     assert "1 planned fault(s) that never fired" in line and "0 " not in line
