@@ -13,9 +13,15 @@ from setuptools import find_namespace_packages, setup
 
 SUITES = "scenarios"
 FIXTURES = "fixtures"
-# The Node oracles' project (its scripts ship as package data) and its node_modules are no
-# Python packages.
-NOT_PACKAGES = ["__pycache__", "*.__pycache__", "harness.suites.gateway.oracles.node*"]
+# The harness's own tests stay in the repository (the wheel holds what a user runs); the Node
+# oracles' node_modules is installed beside the project by scripts/install-node-oracles.
+NOT_PACKAGES = [
+    "__pycache__",
+    "*.__pycache__",
+    "harness.tests",
+    "harness.tests.*",
+    "harness.suites.gateway.oracles.node.*",
+]
 
 setup(
     packages=[
@@ -27,9 +33,11 @@ setup(
             f"harness.scenarios.{name}"
             for name in find_namespace_packages(SUITES, exclude=NOT_PACKAGES)
         ),
-        # The canned streams (fixtures/gemini, fixtures/a2a/0.3, ...) are data of this one
-        # package: their folders ("0.3") are no package names.
+        # The canned streams (fixtures/gemini, fixtures/a2a/0.3, ...): each folder whose name
+        # could be a package is listed as one (setuptools warns about data in an unlisted
+        # one); the version folders ("0.3") are no package names and stay data of a2a.
         "harness.fixtures",
+        *(f"harness.fixtures.{name}" for name in find_namespace_packages(FIXTURES)),
     ],
     package_dir={"harness.scenarios": SUITES, "harness.fixtures": FIXTURES},
 )

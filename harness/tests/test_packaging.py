@@ -66,15 +66,27 @@ class Venv:
         )
 
 
-def _pip(*args: str) -> None:
+def _pip(*args: str) -> str:
+    """pip's output; a user's environment (no PYTHONDONTWRITEBYTECODE, which CI sets and which
+    makes setuptools warn that it cannot byte-compile)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     run = subprocess.run(
         [sys.executable, "-m", "pip", "--disable-pip-version-check", *args],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
+        env=env,
     )
     assert run.returncode == 0, f"pip {' '.join(args)}\n{run.stdout[-3000:]}{run.stderr[-3000:]}"
+    return run.stdout + run.stderr
+
+
+@dataclass(frozen=True)
+class Wheel:
+    path: Path
+    build_output: str
+    """What the build printed (pip -v shows the build backend's own output)."""
 
 
 def _fresh_venv(where: Path) -> Venv:
@@ -107,11 +119,16 @@ def _source_copy(tmp: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built(tmp_path_factory: pytest.TempPathFactory) -> Wheel:
     tmp = tmp_path_factory.mktemp("wheel")
-    _pip("wheel", "--no-deps", "-q", "-w", str(tmp / "dist"), str(_source_copy(tmp)))
-    (built,) = (tmp / "dist").glob("streamproof-*.whl")
-    return built
+    output = _pip("wheel", "--no-deps", "-v", "-w", str(tmp / "dist"), str(_source_copy(tmp)))
+    (path,) = (tmp / "dist").glob("streamproof-*.whl")
+    return Wheel(path, output)
+
+
+@pytest.fixture(scope="module")
+def wheel(built: Wheel) -> Path:
+    return built.path
 
 
 @pytest.fixture(scope="module")
@@ -134,9 +151,11 @@ def test_the_wheel_holds_every_module_and_the_bundled_suites(wheel: Path) -> Non
     modules = {
         str(p.relative_to(ROOT))
         for p in (ROOT / "harness").rglob("*.py")
-        if "__pycache__" not in p.parts
+        if "__pycache__" not in p.parts and "tests" not in p.relative_to(ROOT / "harness").parts
     }
     assert modules <= names, sorted(modules - names)[:10]
+    # the harness's own tests stay in the repository
+    assert not [n for n in names if n.startswith("harness/tests/")]
     suites = {
         "harness/" + str(p.relative_to(ROOT))
         for p in (ROOT / "scenarios").rglob("*")
@@ -160,6 +179,13 @@ def test_the_wheel_holds_every_module_and_the_bundled_suites(wheel: Path) -> Non
     } <= names
     metadata = zipfile.ZipFile(wheel).read(f"{wheel.name.split('-py3')[0]}.dist-info/METADATA")
     assert b"License-Expression: Apache-2.0" in metadata
+    # The proxy engine the bundled corporate-proxy scenarios need comes with every install.
+    assert b"Requires-Dist: mitmproxy==12.3.1\n" in metadata
+
+
+def test_building_the_wheel_prints_no_warning(built: Wheel) -> None:
+    warnings = [line for line in built.build_output.splitlines() if "warn" in line.lower()]
+    assert warnings == [], "\n".join(warnings)
 
 
 def test_the_installed_package_is_the_one_imported(installed: Venv, empty: Path) -> None:

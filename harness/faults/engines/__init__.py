@@ -49,7 +49,7 @@ def open_engine(name: str) -> Engine:
 def _require_mitmproxy() -> None:
     """mitmproxy 12.3, the version the engine was measured on (it reaches into mitmproxy's
     connection handling for fin and rst), or :class:`EngineUnavailable` saying how to get it."""
-    how = "pip install 'streamproof[engines]' (scripts/bootstrap installs it)"
+    how = "it is a dependency of streamproof: reinstall streamproof (pip install --force-reinstall)"
     try:
         version = importlib.metadata.version("mitmproxy")
     except importlib.metadata.PackageNotFoundError:

@@ -202,7 +202,9 @@ async def test_open_engine_says_how_to_install_a_missing_mitmproxy(
         raise importlib.metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(importlib.metadata, "version", missing)
-    with pytest.raises(EngineUnavailable, match=r"mitmproxy.*pip install 'streamproof\[engines\]'"):
+    with pytest.raises(
+        EngineUnavailable, match=r"mitmproxy.*a dependency of streamproof: reinstall"
+    ):
         open_engine("mitmproxy")
     monkeypatch.setattr(importlib.metadata, "version", lambda name: "11.0.2")
     with pytest.raises(EngineUnavailable, match=r"found mitmproxy 11\.0\.2"):
