@@ -669,7 +669,7 @@ def _run_scenarios(args: argparse.Namespace, last_durations: tuple[Path, str] | 
         "--rootdir",
         str(Path.cwd()),
         f"--junitxml={report_dir / 'junit.xml'}",
-        f"--streamproof-report-dir={report_dir}",
+        f"--streamproof-run-dir={report_dir}",
         "-rfEs",
     ]
     if importlib.util.find_spec("pytest_asyncio") is not None:

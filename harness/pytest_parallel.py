@@ -131,6 +131,8 @@ def _durations(config: pytest.Config) -> tuple[dict[str, float], str | None]:
     label = os.environ.get("STREAMPROOF_DURATIONS_LABEL") or given
     if given is not None:
         return durations_of_report(Path(given)), label
+    if config.getoption("--streamproof-run-dir", None):
+        return {}, None  # `streamproof run` names the last run's report when it has one
     report_dir = config.getoption("--streamproof-report-dir", None)
     default = (Path(report_dir) if report_dir else config.rootpath / "reports") / "results.json"
     try:

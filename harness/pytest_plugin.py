@@ -27,7 +27,7 @@ import pytest
 from _pytest._code.code import ReprFileLocation, TerminalRepr
 
 from harness.faults.engine_names import ENGINES
-from harness.pytest_shared import KINDS_KEY, SESSION_KEY
+from harness.pytest_shared import KINDS_KEY, SESSION_KEY, SUITE_FOLDERS_KEY
 from harness.pytest_shared import is_scenario_file as _is_scenario_file
 
 if TYPE_CHECKING:
@@ -88,8 +88,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--streamproof-report-dir",
         metavar="DIR",
         default=None,
-        help="write DIR/results.json with verdicts and observations (default: reports/ under "
-        "the rootdir, when the session selected a scenario)",
+        help="write the reports as `streamproof run --report-dir DIR` does: DIR/runs/<UTC "
+        "time>/ with results.json and report.html, DIR/latest pointing at it, and copies in DIR "
+        "(default: reports/ under the rootdir, when the session selected a scenario)",
     )
     group.addoption(
         "--streamproof-engine",
@@ -136,6 +137,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "marked prompts), judged by the concurrency checks too, with latency figures under "
         "that load",
     )
+    group.addoption(
+        "--streamproof-suite",
+        metavar="NAME",
+        default=None,
+        help="collect the bundled suite NAME (gateway, a2a_client) of the installed "
+        "streamproof, besides the paths named (instead of testpaths when none is named); "
+        "ini: streamproof_suite",
+    )
+    group.addoption(
+        "--streamproof-run-dir",
+        metavar="DIR",
+        default=None,
+        help="write the reports into DIR itself, no run folder of their own (what `streamproof "
+        "run` passes: it made DIR under its --report-dir)",
+    )
+    parser.addini(
+        "streamproof_suite",
+        default="",
+        help="as --streamproof-suite",
+    )
     parser.addini(
         "streamproof_require_all",
         type="bool",
@@ -160,6 +181,7 @@ def pytest_configure(config: pytest.Config) -> None:
         ("may", "a streamproof scenario built to test a MAY requirement"),
     ):
         config.addinivalue_line("markers", f"{name}: {text}")
+    _add_bundled_suite(config)
     engine = config.getoption("--streamproof-engine", None)
     if engine:
         from harness.faults.engines import EngineUnavailable, open_engine
@@ -193,6 +215,34 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(
                 f"--streamproof-bug {bug}: unknown; choose one of {', '.join(names)}"
             )
+
+
+def _add_bundled_suite(config: pytest.Config) -> None:
+    """``--streamproof-suite NAME``: the installed streamproof's own suite folder is collected
+    where it is (no copy that would not follow an upgrade), beside the paths the command line
+    names, or in place of testpaths and the current folder when it names none."""
+    name = config.getoption("--streamproof-suite", None) or config.getini("streamproof_suite")
+    if not name:
+        return
+    from harness.bundled import bundled_scenarios
+
+    bundled = bundled_scenarios()
+    if bundled is None:
+        raise pytest.UsageError(
+            f"--streamproof-suite {name}: this streamproof has no bundled suites (the package "
+            "harness.scenarios is not installed)"
+        )
+    suites = sorted(p.name for p in bundled.iterdir() if p.is_dir() and p.name.isidentifier())
+    if name not in suites:
+        raise pytest.UsageError(
+            f"--streamproof-suite {name}: no such bundled suite; choose one of {', '.join(suites)}"
+        )
+    folder = bundled / name
+    config.stash[SUITE_FOLDERS_KEY] = [folder]
+    if config.args_source is pytest.Config.ArgsSource.ARGS:
+        config.args.append(str(folder))
+    else:
+        config.args[:] = [str(folder)]
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

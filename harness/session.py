@@ -27,6 +27,7 @@ from harness.loop import BackgroundLoop
 from harness.report.baseline import Baseline, headline, load_baseline
 from harness.report.html import write_html
 from harness.report.results import results_report, write_results
+from harness.report.runs import new_run, publish
 from harness.suites import suite
 from harness.targets.errors import TargetConfigError, TargetError
 from harness.verdicts import Outcome, Verdict
@@ -81,6 +82,9 @@ class HarnessSession:
         report_dir = config.getoption("--streamproof-report-dir")
         # As with the CLI, the report lands in reports/ by default (under pytest's rootdir).
         self.report_dir = Path(report_dir) if report_dir else config.rootpath / "reports"
+        run_dir = config.getoption("--streamproof-run-dir", None)
+        self.run_dir: Path | None = Path(run_dir) if run_dir else None
+        """Where ``streamproof run`` wants the reports, as they are (it made that folder)."""
         self.records: list[dict[str, Any]] = []
         self.nodeids: list[str] = []
         """The pytest node id of each record (how a parallel run puts the workers' records
@@ -350,10 +354,16 @@ class HarnessSession:
             self.interrupts.restore()
 
     def write_report(self, exitstatus: int, *, interrupted: bool | None = None) -> Path:
-        """``results.json`` and, beside it, ``report.html`` drawn from the same report."""
+        """``results.json`` and, beside it, ``report.html`` drawn from the same report: in the
+        folder ``streamproof run`` made, or under pytest as the CLI lays them out (this run's
+        own folder under ``runs/``, ``latest`` pointing at it, copies on top)."""
         report = self.report(exitstatus, interrupted=interrupted)
-        path = write_results(report, self.report_dir / "results.json")
-        write_html(report, self.report_dir / "report.html")
+        folder = self.run_dir or new_run(self.report_dir)
+        path = write_results(report, folder / "results.json")
+        write_html(report, folder / "report.html")
+        if self.run_dir is None:
+            # pytest's own --junitxml goes where the user said: not this run's to replace.
+            publish(self.report_dir, folder, names=("results.json", "report.html"))
         return path
 
     def report(self, exitstatus: int, *, interrupted: bool | None = None) -> dict[str, Any]:

@@ -112,10 +112,11 @@ def latest_run(report_dir: Path) -> Path | None:
     return folder if folder.is_dir() else None
 
 
-def publish(report_dir: Path, folder: Path) -> None:
-    """Copy the run's reports to the top of ``report_dir`` (where gates and docs read them);
-    a report the run did not write is removed there rather than left from an earlier run."""
-    for name in REPORT_FILES:
+def publish(report_dir: Path, folder: Path, names: tuple[str, ...] = REPORT_FILES) -> None:
+    """Copy the run's reports (``names``) to the top of ``report_dir`` (where gates and docs
+    read them); a report the run did not write is removed there rather than left from an
+    earlier run."""
+    for name in names:
         source, copy = folder / name, report_dir / name
         if source.is_file():
             scratch = report_dir / f".{name}.{os.getpid()}"

@@ -272,6 +272,36 @@ def test_run_from_an_empty_folder_runs_the_bundled_gateway_suite(
     assert "gateway/one-tool-call-streamed" in ids
 
 
+def test_pytest_runs_the_installed_suite_by_name_from_an_empty_folder(
+    installed: Venv, empty: Path
+) -> None:
+    """The pytest route needs no copy of the suite: ``--streamproof-suite`` collects it from
+    the installed package, and the reports follow the CLI's run-folder layout."""
+    require_module("google.adk")
+    picked = "plain-streamed-answer or one-tool-call-streamed"
+    argv = [
+        "-m",
+        "pytest",
+        "--streamproof-suite",
+        "gateway",
+        "-k",
+        picked,
+        "-p",
+        "no:cacheprovider",
+    ]
+    run = installed.run(empty, str(installed.python), *argv, timeout=300)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-3000:]
+    assert "2 passed" in run.stdout
+    report = json.loads((empty / "reports" / "latest" / "results.json").read_text())
+    assert sorted(s["id"] for s in report["scenarios"]) == [
+        "gateway/one-tool-call-streamed",
+        "gateway/plain-streamed-answer",
+    ]
+    bundled = installed.purelib / "harness" / "scenarios" / "gateway"
+    assert all(Path(s["file"]).parent == bundled for s in report["scenarios"])
+    assert json.loads((empty / "reports" / "results.json").read_text()) == report
+
+
 def test_an_editable_install_finds_the_repository_folder(tmp_path: Path, empty: Path) -> None:
     source = _source_copy(tmp_path)
     venv = _fresh_venv(tmp_path / "venv")

@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from harness import pytest_parallel
 from harness.pytest_parallel import order_longest_first
 
@@ -24,6 +26,7 @@ def test_longest_first_by_the_durations_unknown_ones_as_their_median() -> None:
 class _Config:
     def __init__(self, root: Path, results: Path) -> None:
         self.rootpath = root
+        self.stash = pytest.Stash()
         self._options = {
             "maxschedchunk": None,
             "--streamproof-durations-from": str(results),

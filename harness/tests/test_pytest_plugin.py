@@ -314,13 +314,24 @@ def _skipping_project(pytester: pytest.Pytester) -> None:
 
 
 def test_results_land_in_reports_by_default_when_scenarios_ran(pytester: pytest.Pytester) -> None:
+    """As the CLI lays them out: this run's folder under reports/runs/, reports/latest
+    pointing at it, copies on top (never an older run's report beside this one's)."""
     _skipping_project(pytester)
+    (pytester.path / "reports").mkdir()
+    (pytester.path / "reports" / "report.html").write_text("an older run's report")
     result = pytester.runpytest("--streamproof-target", "gw.yaml")
     assert result.ret == 0
     report = json.loads((pytester.path / "reports" / "results.json").read_text())
     (record,) = report["scenarios"]
     assert record["id"] == "a2a_client/skipped-here" and record["outcome"] == "skipped"
     assert report["environment"]["pytest_args"][:2] == ["--streamproof-target", "gw.yaml"]
+    (run,) = (pytester.path / "reports" / "runs").iterdir()
+    assert (pytester.path / "reports" / "latest").resolve() == run.resolve()
+    for name in ("results.json", "report.html"):
+        assert (run / name).read_bytes() == (pytester.path / "reports" / name).read_bytes()
+    pytester.runpytest("--streamproof-target", "gw.yaml")
+    assert len(list((pytester.path / "reports" / "runs").iterdir())) == 2
+    assert (pytester.path / "reports" / "latest").resolve() != run.resolve()
 
 
 def test_the_report_dir_option_overrides_the_default(pytester: pytest.Pytester) -> None:
@@ -328,7 +339,38 @@ def test_the_report_dir_option_overrides_the_default(pytester: pytest.Pytester) 
     result = pytester.runpytest("--streamproof-target", "gw.yaml", "--streamproof-report-dir", "x")
     assert result.ret == 0
     assert (pytester.path / "x" / "results.json").is_file()
+    assert (pytester.path / "x" / "latest" / "results.json").is_file()
     assert not (pytester.path / "reports").exists()
+
+
+def test_the_installed_gateway_suite_is_collected_by_name(pytester: pytest.Pytester) -> None:
+    """``--streamproof-suite`` collects the bundled suite where it is installed: in place of
+    testpaths when no path is named, beside the paths named otherwise; so does the ini key."""
+    from harness.bundled import bundled_scenarios
+
+    bundled = bundled_scenarios()
+    assert bundled is not None
+    expected = {s.stem for s in (bundled / "gateway").glob("*.yaml")}
+    pytester.makeini(INI + "testpaths = nowhere\n")
+    pytester.makepyfile(test_mine="def test_mine():\n    assert True\n")
+    result = pytester.runpytest("--streamproof-suite", "gateway", "--collect-only", "-q")
+    assert result.ret == 0, result.stdout.str()
+    collected = [line for line in result.stdout.lines if "::gateway/" in line]
+    assert {line.split("::")[0].rsplit("/", 1)[-1].removesuffix(".yaml") for line in collected} == (
+        expected
+    )
+    assert "test_mine" not in result.stdout.str() and "a2a_client/" not in result.stdout.str()
+    beside = pytester.runpytest("test_mine.py", "--streamproof-suite", "gateway", "--co", "-q")
+    assert "test_mine.py::test_mine" in beside.stdout.str()
+    assert len([line for line in beside.stdout.lines if "::gateway/" in line]) == len(collected)
+    pytester.makeini(INI + "testpaths = nowhere\nstreamproof_suite = a2a_client\n")
+    by_ini = pytester.runpytest("--collect-only", "-q")
+    assert by_ini.ret == 0 and "::a2a_client/" in by_ini.stdout.str()
+    unknown = pytester.runpytest("--streamproof-suite", "gatewy", "--collect-only")
+    assert unknown.ret == pytest.ExitCode.USAGE_ERROR
+    unknown.stderr.fnmatch_lines(
+        ["*--streamproof-suite gatewy: no such bundled suite; choose one of a2a_client, gateway*"]
+    )
 
 
 def test_a_session_without_scenarios_writes_no_report(pytester: pytest.Pytester) -> None:

@@ -55,9 +55,13 @@ class _Suite:
 class _Config:
     def __init__(self, root: Path) -> None:
         self.rootpath = root
+        self.stash = pytest.Stash()
 
     def getoption(self, name: str, default: Any = None) -> Any:
         return {"--streamproof-report-dir": str(self.rootpath)}.get(name, default)
+
+    def getini(self, name: str) -> Any:
+        return {"streamproof_require_all": False, "streamproof_dirs": []}[name]
 
 
 def _session(
