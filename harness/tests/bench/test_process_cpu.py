@@ -1,0 +1,41 @@
+"""The process CPU bench: kinds by command line, descendants found, the table printed."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from harness.bench import process_cpu
+from harness.bench.process_cpu import kind_of
+
+
+def test_kinds_by_command_line() -> None:
+    assert kind_of("/x/.venv/bin/python -m harness.suites.gateway.reference.server") == (
+        "reference gateway"
+    )
+    assert kind_of("/x/.venv/bin/python -m harness.cli run scenarios") == "streamproof run"
+    assert kind_of("/x/.venv/bin/streamproof run --target t.yaml") == "streamproof run"
+    assert kind_of("java -jar target/streamproof-java-client.jar") == "Java"
+    assert kind_of("/x/python -u -c import sys;exec(eval(sys.stdin.readline()))") == (
+        "pytest worker"
+    )
+    assert kind_of("/usr/bin/python3 -c pass") == "Python, other"
+    assert kind_of("sleep 1") == "other"
+
+
+def test_a_grandchild_is_counted_with_its_cpu(capsys: pytest.CaptureFixture[str]) -> None:
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    parent = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {burn!r}])"
+    code = process_cpu.main(["--interval", "0.05", "--", sys.executable, "-c", parent])
+    assert code == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| Python, other |"))
+    processes, cpu = row.split("|")[2:4]
+    assert int(processes) == 2  # the command and the process it started
+    assert float(cpu) >= 0.2  # the burn, sampled at least once after most of it
+
+
+def test_a_command_that_cannot_start_is_said(capsys: pytest.CaptureFixture[str]) -> None:
+    assert process_cpu.main(["--", "/no/such/command"]) == 2
+    assert "process_cpu: cannot start /no/such/command" in capsys.readouterr().err
