@@ -2,7 +2,7 @@
 
 Checks are pure functions of an observation. Users who collect frames, a history and the
 fakes' records by other means can build a :class:`GatewayObservation` themselves and call the
-same checks (see ``harness.checks``).
+same checks (see :mod:`harness.suites.gateway.checks`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import harness.checks
+import harness.suites.gateway.checks as gateway_checks
 from harness.suites import REGISTRY
 from harness.suites.gateway.profiles.registry import check_gateway
 from harness.suites.gateway.profiles.typed_frames import SEED_RULES
@@ -114,8 +114,8 @@ def test_every_verdict_renders_with_its_id() -> None:
 
 
 def test_exports_are_sorted_and_public() -> None:
-    assert harness.checks.__all__ == sorted(harness.checks.__all__)
-    for name in harness.checks.__all__:
-        assert hasattr(harness.checks, name)
+    assert gateway_checks.__all__ == sorted(gateway_checks.__all__)
+    for name in gateway_checks.__all__:
+        assert hasattr(gateway_checks, name)
     checks = {check.__name__ for _, _, check in SEED_RULES}
-    assert checks <= set(harness.checks.__all__)
+    assert checks <= set(gateway_checks.__all__)
