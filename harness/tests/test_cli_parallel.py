@@ -212,7 +212,12 @@ def test_the_pytest_route_with_two_workers_writes_one_report(tmp_path: Path) -> 
     assert "gateway" in report["environment"]["targets"]
     junit = ET.parse(reports / "junit.xml").getroot()
     assert [c.get("name") for c in junit.iter("testcase")] == ids
-    assert sorted(p.name for p in reports.iterdir()) == ["junit.xml", "report.html", "results.json"]
+    # the run's own folder (runs/<time>/, latest) as the CLI lays it out, copies on top
+    names = ["junit.xml", "latest", "report.html", "results.json", "runs"]
+    assert sorted(p.name for p in reports.iterdir()) == names
+    assert (reports / "latest" / "results.json").read_text() == (
+        reports / "results.json"
+    ).read_text()
 
 
 def test_sigterm_to_a_parallel_run_ends_every_workers_target(tmp_path: Path) -> None:
