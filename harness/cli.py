@@ -18,8 +18,6 @@ interrupted (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 from __future__ import annotations
 
 import argparse
-import atexit
-import contextlib
 import importlib.util
 import json
 import os
@@ -805,12 +803,13 @@ def _parallel_options(
             return f"streamproof run --shard {exc}"
         options.append(f"--streamproof-shard={args.shard}")
     if args.shard is None and workers in (0, 1):
-        if args.durations_from is not None:
-            return (
-                "streamproof run --durations-from: it balances --shard and orders -n's "
-                "workers, and neither is given"
-            )
-    elif args.durations_from is not None:
+        if args.durations_from is None:
+            return workers, options
+        return (
+            "streamproof run --durations-from: it balances --shard and orders -n's workers, "
+            "and neither is given"
+        )
+    if args.durations_from is not None:
         try:
             durations_of_report(Path(args.durations_from))
         except DurationsError as exc:
@@ -1112,20 +1111,12 @@ def _list(*, as_json: bool, markdown: bool = False) -> int:
 
 
 def entry() -> NoReturn:
-    """The command (console script and ``python -m harness.cli``): :func:`main`, then out.
+    """The command (console script and ``python -m harness.cli``): :func:`main`, then out
+    without the interpreter's teardown (:func:`harness.process_exit.exit_now`). :func:`main`
+    itself returns, for callers in the same process."""
+    from harness.process_exit import exit_now
 
-    The exit handlers run (leftover target processes killed, extracted suites removed, logs
-    flushed), then the process ends without the interpreter's teardown, which freed every
-    module and pydantic schema a run imported: 0.25 s of CPU after each run's last line,
-    paid by every CI job and by each of ``streamproof mutants``'s runs (README "The test
-    loop"). :func:`main` itself returns, for callers in the same process.
-    """
-    status = main()
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    os._exit(status)
+    exit_now(main())
 
 
 if __name__ == "__main__":  # pragma: no cover
