@@ -2,7 +2,7 @@
 #   make run    the conformance suite against the bundled references (streamproof run)
 #   make test   the harness's own tests, ruff and mypy
 #   make check  the inner loop: every test not marked slow, ruff and mypy (at most 2 minutes)
-#   make bench  the benchmarks (harness/bench/), each printing its table (a few minutes)
+#   make bench  the benchmarks (harness/streamproof/bench/), each printing its table (a few minutes)
 .PHONY: run test check test-profile lint type bench clean tools bytecode
 
 .venv/.installed: pyproject.toml setup.py scripts/bootstrap scripts/build-toxiproxy scripts/install-chromium scripts/install-node-oracles
@@ -51,16 +51,16 @@ check: .venv/.installed tools bytecode lint type
 	.venv/bin/python -m pytest -n $(CHECK_WORKERS) --dist loadgroup -m "not slow" --durations=15 $(ARGS)
 
 # Where make test's time goes: per module and fixture, setup/call/teardown, CPU/waiting
-# (harness/bench/test_time.py). ARGS as for make test.
+# (harness/streamproof/bench/test_time.py). ARGS as for make test.
 test-profile: .venv/.installed tools bytecode
-	.venv/bin/python -m harness.bench.test_time --workers $(TEST_WORKERS) $(ARGS)
+	.venv/bin/python -m streamproof.bench.test_time --workers $(TEST_WORKERS) $(ARGS)
 
 # Bounded, loopback only; the figures are in the README's Performance section.
 bench: .venv/.installed bytecode
-	.venv/bin/python -m harness.bench.proxy_throughput
-	.venv/bin/python -m harness.bench.a2a_fanout
-	.venv/bin/python -m harness.bench.reset_overhead
-	.venv/bin/python -m harness.bench.parallel
+	.venv/bin/python -m streamproof.bench.proxy_throughput
+	.venv/bin/python -m streamproof.bench.a2a_fanout
+	.venv/bin/python -m streamproof.bench.reset_overhead
+	.venv/bin/python -m streamproof.bench.parallel
 
 lint: .venv/.installed
 	.venv/bin/ruff check harness

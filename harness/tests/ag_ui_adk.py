@@ -31,14 +31,14 @@ from typing import Any
 import aiohttp
 import yaml
 
-from harness.fakes.model import FakeModel
-from harness.fakes.tools import FakeTools
-from harness.sse import decode
-from harness.suites.gateway.scenario import GatewayScenario
-from harness.suites.loading import load_scenarios, parse_scenarios
-from harness.targets.build import Build, ensure_built
-from harness.targets.errors import TargetError
-from harness.targets.process import TargetProcess
+from streamproof.fakes.model import FakeModel
+from streamproof.fakes.tools import FakeTools
+from streamproof.protocol.sse import decode
+from streamproof.suites.gateway.scenario import GatewayScenario
+from streamproof.suites.loading import load_scenarios, parse_scenarios
+from streamproof.targets.build import Build, ensure_built
+from streamproof.targets.errors import TargetError
+from streamproof.targets.process import TargetProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET_FILE = ROOT / "targets" / "ag-ui-adk.yaml"

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 if TYPE_CHECKING:
-    from harness.faults.engines import Engine
+    from streamproof.faults.engines import Engine
 
 pytest_plugins = ["pytester"]
 
@@ -64,8 +64,8 @@ def require_toxiproxy() -> Path:
     """The toxiproxy-server binary the toxiproxy engine would run (``$STREAMPROOF_TOXIPROXY``,
     the project's build in .tools/bin, or PATH), or skip (fail under STREAMPROOF_REQUIRE_ALL=1)
     without one."""
-    from harness.faults.engines.link import EngineUnavailable
-    from harness.faults.engines.toxiproxy_server import find_binary
+    from streamproof.faults.engines.link import EngineUnavailable
+    from streamproof.faults.engines.toxiproxy_server import find_binary
 
     try:
         return find_binary()
@@ -74,9 +74,9 @@ def require_toxiproxy() -> Path:
 
 
 def require_engine(name: str) -> Engine:
-    """A new fault engine of kind ``name`` (:func:`~harness.faults.engines.open_engine`), or
+    """A new fault engine of kind ``name`` (:func:`~streamproof.faults.engines.open_engine`), or
     skip (fail under STREAMPROOF_REQUIRE_ALL=1) when this machine cannot run it."""
-    from harness.faults.engines import EngineUnavailable, open_engine
+    from streamproof.faults.engines import EngineUnavailable, open_engine
 
     try:
         return open_engine(name)
@@ -88,7 +88,7 @@ def require_oracle(name: str, probe: Callable[[], object]) -> None:
     """Run an oracle's install check (``probe``: Node and its npm package, or the Python
     validator), or skip (fail under STREAMPROOF_REQUIRE_ALL=1) when it says the oracle cannot
     run here."""
-    from harness.suites.gateway.oracles.errors import OracleUnavailable
+    from streamproof.suites.gateway.oracles.errors import OracleUnavailable
 
     try:
         probe()

@@ -17,9 +17,9 @@ from a2a.client import Client, ClientConfig, create_client
 from a2a.helpers import new_text_message
 from a2a.types import Role, SendMessageRequest, StreamResponse
 
-from harness.fakes.a2a import FakeA2AServer
-from harness.fakes.a2a.script import A2AScript
-from harness.protocol import a2a
+from streamproof.fakes.a2a import FakeA2AServer
+from streamproof.fakes.a2a.script import A2AScript
+from streamproof.protocol import a2a
 
 # the worked example: a report streamed over 78 s, a heartbeat in the middle
 REPORT = """

@@ -54,7 +54,7 @@ def streamproof_run(report_dir: Path, *args: str, timeout: float = 600) -> Run:
     """``streamproof ARGS --report-dir REPORT_DIR`` from the repository root, as a user runs it."""
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args, "--report-dir", str(report_dir)],
+        [sys.executable, "-m", "streamproof.cli", *args, "--report-dir", str(report_dir)],
         cwd=ROOT,
         capture_output=True,
         text=True,

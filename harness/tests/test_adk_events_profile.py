@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from harness.suites.gateway.checks.adk_events import REASON, TYPED_FRAME_REQUIREMENTS
 from harness.tests.conftest import require_module
 from harness.tests.run_pool import Plan, RunPool
+from streamproof.suites.gateway.checks.adk_events import REASON, TYPED_FRAME_REQUIREMENTS
 
 # Slow: runs the suite against ADK's api_server and mutants. The runs are planned ahead and run a
 # few at a time on one worker (run_pool), each test on its own.
@@ -68,7 +68,7 @@ PASSED_ON_ADK_API_SERVER = {
 
 def streamproof(*args: str, report_dir: Path) -> tuple[int, str, Report]:
     run = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", *args, "--report-dir", str(report_dir)],
+        [sys.executable, "-m", "streamproof.cli", "run", *args, "--report-dir", str(report_dir)],
         cwd=ROOT,
         capture_output=True,
         text=True,

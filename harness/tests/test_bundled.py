@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.bundled import SCENARIO_PACKAGE, bundled_scenarios
+from streamproof.runtime.bundled import SCENARIO_PACKAGE, bundled_scenarios
 
 SCENARIO = "id: gateway/x\ntitle: t\nrequirements: [GW-SSE-RESPONSE]\nmodel: [{text: hi}]\n"
 
@@ -26,7 +26,7 @@ def package_name(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 
 def test_the_package_is_harness_scenarios() -> None:
-    assert SCENARIO_PACKAGE == "harness.scenarios"
+    assert SCENARIO_PACKAGE == "streamproof.scenarios"
 
 
 def test_an_installed_folder_is_its_own_path(

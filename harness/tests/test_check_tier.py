@@ -1,6 +1,6 @@
 """``make check`` (every test not marked ``slow``) covers every product module: the modules
-under ``harness/`` (not ``harness/tests``, not ``harness/bench``) that no fast test loads are
-named, unless :data:`EXEMPT` says why none can.
+under ``harness/streamproof/`` (not its ``bench``) that no fast test
+loads are named, unless :data:`EXEMPT` says why none can.
 
 The measure is the static import graph, cheap and deterministic (no coverage tracer, no test
 run): a product module counts as exercised by the fast tier when a test module with at least
@@ -11,9 +11,9 @@ one test not marked ``slow`` loads it, that is when it is
   test-side helper modules it imports (``harness/tests/*.py`` that hold no tests);
 - imported at module level by a module so loaded (what Python loads with it; a package's
   ``__init__`` counts with its lazy exports, the imports inside its functions); or
-- named in such a test module as a dotted string ``harness.…`` (``python -m harness.x``,
-  ``-p harness.x``, a monkeypatch target): a module the test runs or patches by name; or
-- imported inside a function of a *program* so loaded: ``harness.cli`` (its subcommands are
+- named in such a test module as a dotted string ``streamproof.…`` (``python -m streamproof.x``,
+  ``-p streamproof.x``, a monkeypatch target): a module the test runs or patches by name; or
+- imported inside a function of a *program* so loaded: ``streamproof.cli`` (its subcommands are
   imported when they run, so that the CLI starts fast) and the modules a fast test names as
   strings (what it runs with ``python -m``); one level deep, not those modules' own lazy
   imports.
@@ -32,6 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "harness"
+SOURCE = HARNESS / "streamproof"
 TESTS = HARNESS / "tests"
 
 EXEMPT: dict[str, str] = {}
@@ -39,7 +40,9 @@ EXEMPT: dict[str, str] = {}
 
 
 def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    """``streamproof.…`` for the source (harness/streamproof/), ``harness.tests.…`` for tests."""
+    base = HARNESS if path.is_relative_to(SOURCE) else ROOT
+    parts = list(path.relative_to(base).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)
@@ -48,8 +51,8 @@ def module_name(path: Path) -> str:
 def product_modules() -> set[str]:
     return {
         module_name(path)
-        for path in HARNESS.rglob("*.py")
-        if path.relative_to(HARNESS).parts[0] not in ("tests", "bench")
+        for path in SOURCE.rglob("*.py")
+        if path.relative_to(SOURCE).parts[0] != "bench"
     }
 
 
@@ -60,7 +63,7 @@ def _package(path: Path) -> str:
 
 def imported(nodes: Iterable[ast.AST], package: str) -> set[str]:
     """The modules ``nodes`` import (``from a import b``: ``a`` and ``a.b``, which may be a
-    module), and the dotted ``harness.…`` names they hold as strings."""
+    module), and the dotted ``streamproof.…`` names they hold as strings."""
     found: set[str] = set()
     for node in nodes:
         for sub in ast.walk(node):
@@ -77,14 +80,14 @@ def imported(nodes: Iterable[ast.AST], package: str) -> set[str]:
 
 
 def named(nodes: Iterable[ast.AST]) -> set[str]:
-    """The dotted ``harness.…`` names ``nodes`` hold as strings."""
+    """The dotted ``streamproof.…`` names ``nodes`` hold as strings."""
     return {
         sub.value
         for node in nodes
         for sub in ast.walk(node)
         if isinstance(sub, ast.Constant)
         and isinstance(sub.value, str)
-        and sub.value.startswith("harness.")
+        and (sub.value == "streamproof" or sub.value.startswith(("streamproof.", "harness.tests.")))
         and " " not in sub.value
     }
 
@@ -141,7 +144,7 @@ def side_of_tests(path: Path) -> SideOfTests:
     return SideOfTests(has_tests, bool(fast_tests), imported(counted, package), named(counted))
 
 
-PROGRAMS = frozenset({"harness.cli"})
+PROGRAMS = frozenset({"streamproof.cli"})
 """Product modules whose functions' imports count once the module is loaded (besides the ones
 a fast test names as strings): their lazy imports are what their commands run."""
 
@@ -158,11 +161,7 @@ def product_imports(path: Path, program: bool = False) -> set[str]:
 @cache
 def loaded_by_fast_tests() -> frozenset[str]:
     sides = {module_name(p): side_of_tests(p) for p in TESTS.rglob("*.py")}
-    products = {
-        module_name(p): p
-        for p in HARNESS.rglob("*.py")
-        if p.relative_to(HARNESS).parts[0] != "tests"
-    }
+    products = {module_name(p): p for p in SOURCE.rglob("*.py")}
     # the fast test modules and the helper modules under harness/tests they import
     reached: set[str] = set()
     todo = [name for name, side in sides.items() if side.has_tests and side.fast]
@@ -171,10 +170,14 @@ def loaded_by_fast_tests() -> frozenset[str]:
         if name not in reached:
             reached.add(name)
             todo += [t for t in sides[name].loads if t in sides and not sides[t].has_tests]
-    programs = PROGRAMS | {target for name in reached for target in sides[name].runs}
+    ran = {target for name in reached for target in sides[name].runs}
+    # ``python -m PACKAGE`` runs the package's ``__main__``
+    mains = {f"{p}.__main__" for p in ran if f"{p}.__main__" in products}
+    programs = PROGRAMS | ran | mains
     # the product modules they load
     loaded: set[str] = set()
     todo = [t for name in reached for t in sides[name].loads if t in products]
+    todo += sorted(mains)
     while todo:
         name = todo.pop()
         if name in loaded:
@@ -207,19 +210,24 @@ def test_the_measure_follows_imports_and_leaves_slow_tests_out(tmp_path: Path) -
     test_file = tmp_path / "test_made_up.py"
     test_file.write_text(
         "import pytest\n"
-        "from harness import sse\n"
-        "def helper():\n    from harness import texts\n"
-        "def test_fast():\n    from harness import patterns\n    run('harness.cli')\n"
-        "@pytest.mark.slow\ndef test_slow():\n    from harness import mutants\n",
+        "from streamproof.protocol import sse\n"
+        "def helper():\n    from streamproof.core import texts\n"
+        "def test_fast():\n    from streamproof.core import patterns\n    run('streamproof.cli')\n"
+        "@pytest.mark.slow\ndef test_slow():\n    from streamproof.mutants import matrix\n",
         encoding="utf-8",
     )
     tree = ast.parse(test_file.read_text(encoding="utf-8"))
     functions = [s for s in tree.body if isinstance(s, ast.FunctionDef)]
     fast = [f for f in functions if not _is_slow(f.decorator_list)]
     loads = imported([*_top_level(tree), *fast], "harness.tests")
-    assert {"harness.sse", "harness.texts", "harness.patterns", "harness.cli"} <= loads
-    assert "harness.mutants" not in loads
+    assert {
+        "streamproof.protocol.sse",
+        "streamproof.core.texts",
+        "streamproof.core.patterns",
+        "streamproof.cli",
+    } <= loads
+    assert "streamproof.mutants.matrix" not in loads
     assert _is_slow(functions[-1].decorator_list) and not _module_slow(tree)
-    assert imported([ast.parse("from ..faults import plan")], "harness.suites.gateway") >= {
-        "harness.suites.faults.plan"
+    assert imported([ast.parse("from ..faults import plan")], "streamproof.suites.gateway") >= {
+        "streamproof.suites.faults.plan"
     }

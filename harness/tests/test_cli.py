@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.cli import main
-from harness.faults.engines.toxiproxy_server import TOXIPROXY_VERSION
+from streamproof.cli import main
+from streamproof.faults.engines.toxiproxy_server import TOXIPROXY_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
@@ -42,7 +42,7 @@ def test_validate_reports_file_line_field(
 
 
 def gateway_ids() -> list[str]:
-    from harness.suites.loading import load_scenarios
+    from streamproof.suites.loading import load_scenarios
 
     return [
         e.scenario.id for f in (SCENARIOS / "gateway").glob("*.yaml") for e in load_scenarios(f)
@@ -50,8 +50,8 @@ def gateway_ids() -> list[str]:
 
 
 def test_validate_recognises_target_files(capsys: pytest.CaptureFixture[str]) -> None:
-    gateway = ROOT / "harness" / "suites" / "gateway" / "reference-gateway.yaml"
-    client = ROOT / "harness" / "suites" / "a2a_client" / "reference-client.yaml"
+    gateway = ROOT / "harness" / "streamproof" / "suites" / "gateway" / "reference-gateway.yaml"
+    client = ROOT / "harness" / "streamproof" / "suites" / "a2a_client" / "reference-client.yaml"
     assert main(["validate", str(gateway), str(client), str(SCENARIOS / "gateway")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[:2] == [
@@ -108,7 +108,7 @@ def test_run_rejects_an_id_used_in_two_files_as_bad_input(tmp_path: Path) -> Non
     first, second = _two_files_one_id(folder)
     reports = tmp_path / "reports"
     run = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", str(folder), "--report-dir", str(reports)],
+        [sys.executable, "-m", "streamproof.cli", "run", str(folder), "--report-dir", str(reports)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -145,7 +145,7 @@ def test_schema_target_covers_both_target_kinds(capsys: pytest.CaptureFixture[st
 def bundled(monkeypatch: pytest.MonkeyPatch) -> Path:
     """The bundled suites are this repository's, however this harness was put on sys.path
     (the wheel test in test_packaging.py finds them the installed way)."""
-    monkeypatch.setattr("harness.bundled.bundled_scenarios", lambda: SCENARIOS)
+    monkeypatch.setattr("streamproof.runtime.bundled.bundled_scenarios", lambda: SCENARIOS)
     return SCENARIOS
 
 
@@ -188,8 +188,8 @@ def test_run_rejects_bad_input(
 def test_a_target_that_lists_its_bugs_takes_only_those(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness.suites import known_bugs
-    from harness.suites.a2a_client.reference.mutants import BUGS
+    from streamproof.suites import known_bugs
+    from streamproof.suites.a2a_client.reference.mutants import BUGS
 
     own = tmp_path / "own.yaml"
     own.write_text(
@@ -222,7 +222,7 @@ def test_no_path_means_the_bundled_suites_not_a_scenarios_folder_here(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from harness.cli import _default_paths
+    from streamproof.cli import _default_paths
 
     monkeypatch.chdir(tmp_path)
     assert _default_paths() == [str(bundled)]
@@ -238,7 +238,7 @@ def test_no_path_means_the_bundled_suites_not_a_scenarios_folder_here(
 def test_without_bundled_suites_run_says_so_and_list_shows_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("harness.bundled.bundled_scenarios", lambda: None)
+    monkeypatch.setattr("streamproof.runtime.bundled.bundled_scenarios", lambda: None)
     monkeypatch.chdir(tmp_path)
     assert main(["run"]) == 2
     err = capsys.readouterr().err
@@ -266,12 +266,12 @@ def test_a_bad_target_file_gets_every_problem_with_its_line(
 def test_an_engine_this_machine_cannot_run_is_bad_input(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness.faults.engines import EngineUnavailable
+    from streamproof.faults.engines import EngineUnavailable
 
     def unavailable(name: str) -> object:
         raise EngineUnavailable(f"engine {name}: not built here (run scripts/bootstrap)")
 
-    monkeypatch.setattr("harness.faults.engines.open_engine", unavailable)
+    monkeypatch.setattr("streamproof.faults.engines.open_engine", unavailable)
     code = main(["run", str(SCENARIOS), "--engine", "toxiproxy", "--report-dir", str(tmp_path)])
     assert code == 2
     assert "--engine toxiproxy: engine toxiproxy: not built here" in capsys.readouterr().err
@@ -279,10 +279,20 @@ def test_an_engine_this_machine_cannot_run_is_bad_input(
 
 
 def test_engines_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.faults.engines.catalog import engines_table
+    from streamproof.faults.engines.catalog import engines_table
 
     assert main(["engines"]) == 0
     assert capsys.readouterr().out.strip() == engines_table()
+
+
+@pytest.mark.parametrize("module", ["streamproof", "streamproof.cli"])
+def test_python_dash_m_is_the_command(module: str) -> None:
+    """``python -m streamproof`` (and ``python -m streamproof.cli``) is ``streamproof``."""
+    done = subprocess.run(
+        [sys.executable, "-m", module, "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: streamproof ")
 
 
 def test_run_starts_without_the_plugins_no_scenario_uses(tmp_path: Path) -> None:
@@ -291,11 +301,11 @@ def test_run_starts_without_the_plugins_no_scenario_uses(tmp_path: Path) -> None
     run that selects nothing has imported (README, "Performance")."""
     probe = (
         "import sys\n"
-        "from harness.cli import main\n"
+        "from streamproof.cli import main\n"
         "code = main(['run', '-k', 'no-scenario-is-called-this', '--report-dir', "
         f"{str(tmp_path)!r}])\n"
         "print('IMPORTED', code, *sorted(m for m in sys.modules if '.' not in m or "
-        "m.endswith('pytest_plugin')))\n"
+        "m == 'streamproof.plugin'))\n"
     )
     run = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
@@ -303,7 +313,7 @@ def test_run_starts_without_the_plugins_no_scenario_uses(tmp_path: Path) -> None
     line = next(x for x in run.stdout.splitlines() if x.startswith("IMPORTED"))
     code, *imported = line.split()[1:]
     assert code == "2", run.stdout + run.stderr  # nothing was judged
-    assert {"pytest", "harness.pytest_plugin", "xdist"} <= set(imported)  # what a run needs
+    assert {"pytest", "streamproof.plugin", "xdist"} <= set(imported)  # what a run needs
     assert set(imported) & {"hypothesis", "anyio.pytest_plugin", "ag_ui_validate"} == set()
 
 
@@ -311,7 +321,7 @@ def test_the_command_runs_the_exit_handlers_and_keeps_its_status_and_output() ->
     """``entry`` skips the interpreter's teardown, never the exit handlers or the output."""
     script = (
         "import atexit, sys\n"
-        "from harness import cli\n"
+        "from streamproof import cli\n"
         "atexit.register(lambda: print('exit handler ran', file=sys.stderr))\n"
         "sys.argv = ['streamproof', 'validate', sys.argv[1]]\n"
         "print('before', end='')\n"  # unflushed, on a pipe: must still arrive
@@ -352,7 +362,7 @@ def test_require_all_fails_a_scenario_this_install_cannot_run(tmp_path: Path) ->
 
     def run(*extra: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
         reports = tmp_path / f"reports{len(extra)}"
-        argv = [sys.executable, "-m", "harness.cli", "run", str(suite), "--report-dir"]
+        argv = [sys.executable, "-m", "streamproof.cli", "run", str(suite), "--report-dir"]
         done = subprocess.run(
             [*argv, str(reports), *extra],
             capture_output=True,

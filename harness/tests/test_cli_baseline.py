@@ -28,7 +28,7 @@ BUG = "untyped-frames"  # breaks GW-FRAME-TYPES first, and three more rules and 
 
 def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
+        [sys.executable, "-m", "streamproof.cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -87,7 +87,7 @@ def test_a_failed_scenarios_junit_message_is_its_first_broken_rule(
 def test_baseline_write_records_every_failure_sorted(
     recorded: tuple[Path, ET.Element, str],
 ) -> None:
-    from harness.report.baseline import load_baseline
+    from streamproof.report.baseline import load_baseline
 
     baseline, _, _ = recorded
     text = baseline.read_text(encoding="utf-8")
@@ -214,7 +214,7 @@ def test_known_failures_beside_a_target_error_still_exit_as_a_target_error(
     tmp_path: Path,
 ) -> None:
     """Exit 3 means no MUST was judged broken; a known failure is not a new one."""
-    from harness.cli import _only_target_errors
+    from streamproof.cli import _only_target_errors
 
     def results(*verdicts: dict[str, str]) -> Path:
         path = tmp_path / "results.json"

@@ -24,7 +24,7 @@ from harness.tests.test_cli_reports import _marked_target, _processes_with
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-_CLI = [sys.executable, "-m", "harness.cli"]
+_CLI = [sys.executable, "-m", "streamproof.cli"]
 GATEWAY = ROOT / "scenarios" / "gateway"
 # A representative part of the gateway suite: a plain stream, a multiline answer, two users, a
 # model HTTP error, text then a tool call, NONE mode, a model error event mid-stream.
@@ -225,7 +225,9 @@ def test_sigterm_to_a_parallel_run_ends_every_workers_target(tmp_path: Path) -> 
     require_module("google.adk")
     require_module("xdist")
     mark = f"streamproof-parallel-sigterm-{uuid.uuid4().hex}"
-    target = _marked_target(tmp_path, "harness/suites/gateway/reference-gateway.yaml", mark)
+    target = _marked_target(
+        tmp_path, "harness/streamproof/suites/gateway/reference-gateway.yaml", mark
+    )
     reports = tmp_path / "reports"
     argv = [*_CLI, "run", str(GATEWAY), "--target", str(target), "-n", "2", "-q"]
     proc = subprocess.Popen(

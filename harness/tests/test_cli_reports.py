@@ -19,12 +19,12 @@ from harness.tests.conftest import require_module
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-_CLI = [sys.executable, "-m", "harness.cli"]
+_CLI = [sys.executable, "-m", "streamproof.cli"]
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
+        [sys.executable, "-m", "streamproof.cli", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -66,7 +66,7 @@ def test_a_missing_path_and_a_selection_of_nothing_each_say_so_in_the_report(
         in json.loads((reports / "results.json").read_text())["summary"]["error"]
     )
     _stale(reports)
-    from harness.suites.loading import load_scenarios
+    from streamproof.suites.loading import load_scenarios
 
     folder = ROOT / "scenarios" / "gateway"
     found = sum(len(load_scenarios(f)) for f in folder.glob("*.yaml"))
@@ -129,7 +129,7 @@ def test_a_target_that_lists_its_mutants_takes_only_those_through_the_plugin() -
 def test_list_into_a_reader_that_left_exits_quietly() -> None:
     """`streamproof list | head`: the reader is gone before the listing is written."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "list"],
+        [sys.executable, "-m", "streamproof.cli", "list"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -216,7 +216,9 @@ def test_sigterm_stops_the_run_with_143_a_report_and_no_process_left(tmp_path: P
     """CI runners cancel a job with SIGTERM: the gateway's process group must not outlive it."""
     require_module("google.adk")
     mark = f"streamproof-sigterm-{uuid.uuid4().hex}"
-    target = _marked_target(tmp_path, "harness/suites/gateway/reference-gateway.yaml", mark)
+    target = _marked_target(
+        tmp_path, "harness/streamproof/suites/gateway/reference-gateway.yaml", mark
+    )
     reports = tmp_path / "reports"
     argv = [*_CLI, "run", str(ROOT / "scenarios" / "gateway"), "--target", str(target)]
     code, output = _interrupt([*argv, "--report-dir", str(reports), "-q"], mark, signal.SIGTERM)
@@ -229,10 +231,10 @@ def test_sighup_kills_a_shell_script_target_and_every_child_it_started(tmp_path:
     it left running all go."""
     require_module("google.adk")
     mark = f"streamproof-sighup-{uuid.uuid4().hex}"
-    script = f'sleep 600 & "{sys.executable}" -m harness.suites.gateway.reference.server & wait'
+    script = f'sleep 600 & "{sys.executable}" -m streamproof.suites.gateway.reference.server & wait'
     target = _marked_target(
         tmp_path,
-        "harness/suites/gateway/reference-gateway.yaml",
+        "harness/streamproof/suites/gateway/reference-gateway.yaml",
         mark,
         command=["sh", "-c", script],
     )
@@ -246,7 +248,9 @@ def test_sighup_kills_a_shell_script_target_and_every_child_it_started(tmp_path:
 def test_ctrl_c_during_an_a2a_client_turn_exits_130_and_leaves_no_client(tmp_path: Path) -> None:
     require_module("a2a")
     mark = f"streamproof-sigint-{uuid.uuid4().hex}"
-    target = _marked_target(tmp_path, "harness/suites/a2a_client/reference-client.yaml", mark)
+    target = _marked_target(
+        tmp_path, "harness/streamproof/suites/a2a_client/reference-client.yaml", mark
+    )
     reports = tmp_path / "reports"
     scenario = ROOT / "scenarios" / "a2a_client" / "summary_survives_proxy_timeout.yaml"
     argv = [*_CLI, "run", str(scenario), "--target", str(target), "--report-dir", str(reports)]
@@ -268,7 +272,9 @@ def test_sigterm_to_plain_pytest_with_the_plugin_cleans_up_too(tmp_path: Path) -
     import shutil
 
     mark = f"streamproof-pytest-sigterm-{uuid.uuid4().hex}"
-    target = _marked_target(tmp_path, "harness/suites/gateway/reference-gateway.yaml", mark)
+    target = _marked_target(
+        tmp_path, "harness/streamproof/suites/gateway/reference-gateway.yaml", mark
+    )
     shutil.copytree(ROOT / "scenarios" / "gateway", tmp_path / "scenarios")
     (tmp_path / "pytest.ini").write_text(
         "[pytest]\nstreamproof_dirs = scenarios\nasyncio_default_fixture_loop_scope = function\n"
@@ -293,7 +299,9 @@ def test_a_fixed_port_already_taken_is_a_target_error_not_a_run_against_the_squa
         squatter.listen()
         port = squatter.getsockname()[1]
         target = yaml.safe_load(
-            (ROOT / "harness/suites/gateway/reference-gateway.yaml").read_text(encoding="utf-8")
+            (ROOT / "harness/streamproof/suites/gateway/reference-gateway.yaml").read_text(
+                encoding="utf-8"
+            )
         )
         target["port"] = port
         target_file = tmp_path / "target.yaml"
@@ -332,7 +340,7 @@ def test_a_bad_target_file_writes_a_report_that_says_so(tmp_path: Path) -> None:
 
 
 def test_a_target_with_no_path_runs_the_bundled_suite_of_its_own_kind(tmp_path: Path) -> None:
-    from harness.bundled import bundled_scenarios
+    from streamproof.runtime.bundled import bundled_scenarios
 
     bundled = bundled_scenarios()
     assert bundled is not None
@@ -542,8 +550,8 @@ def test_a_timeline_that_fails_to_draw_leaves_the_verdicts_and_says_why(
     """The picture is not a verdict: a builder that raises costs the scenario its timeline,
     never its outcome."""
     require_module("google.adk")
-    from harness.cli import main
-    from harness.suites.gateway import suite as gateway_suite
+    from streamproof.cli import main
+    from streamproof.suites.gateway import suite as gateway_suite
 
     def broken(observation: object, verdicts: object) -> object:
         raise KeyError("model")

@@ -1,10 +1,11 @@
-"""harness/concurrency.py: the bound on K, percentiles, the console line of a scenario's load."""
+"""harness/streamproof/core/concurrency.py: the bound on K, percentiles, the console line of a
+scenario's load."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.concurrency import CONCURRENCY_RANGE, MAX_CONCURRENCY, load_line, percentile
+from streamproof.core.concurrency import CONCURRENCY_RANGE, MAX_CONCURRENCY, load_line, percentile
 
 
 def test_nearest_rank_percentiles() -> None:

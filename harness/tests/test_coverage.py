@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.coverage import (
+from streamproof.core.verdicts import Level
+from streamproof.mutants.matrix import default_suites
+from streamproof.suites import REGISTRY
+from streamproof.suites.coverage import (
     PROFILES_END,
     PROFILES_START,
     TABLE_END,
@@ -14,9 +17,6 @@ from harness.coverage import (
     requirements_table,
     scenarios_by_requirement,
 )
-from harness.mutants import default_suites
-from harness.suites import REGISTRY
-from harness.verdicts import Level
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"

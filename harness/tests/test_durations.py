@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.durations import TimeScale, format_duration, parse_duration
+from streamproof.core.durations import TimeScale, format_duration, parse_duration
 
 
 @pytest.mark.parametrize(
@@ -40,7 +40,7 @@ def test_time_scale() -> None:
 
 
 def test_a_duration_is_stated_on_both_clocks_unless_they_agree() -> None:
-    from harness.durations import on_both_clocks
+    from streamproof.core.durations import on_both_clocks
 
     assert on_both_clocks(1.0, 0.1) == "1.00s (10s scenario time)"
     assert on_both_clocks(2.5, 1.0) == "2.50s"
@@ -60,7 +60,7 @@ def test_the_json_schema_reads_what_parse_duration_reads(value: object, valid: b
     from jsonschema import Draft202012Validator
     from pydantic import TypeAdapter
 
-    from harness.durations import Duration
+    from streamproof.core.durations import Duration
 
     schema = TypeAdapter(Duration).json_schema()
     assert Draft202012Validator(schema).is_valid(value) is valid
@@ -74,7 +74,7 @@ def test_the_json_schema_reads_what_parse_duration_reads(value: object, valid: b
 def test_the_plugin_names_the_default_time_scale() -> None:
     from pathlib import Path
 
-    from harness.durations import DEFAULT_TIME_SCALE
+    from streamproof.core.durations import DEFAULT_TIME_SCALE
 
-    plugin = Path(__file__).resolve().parents[1] / "pytest_plugin.py"
+    plugin = Path(__file__).resolve().parents[1] / "streamproof" / "plugin" / "__init__.py"
     assert f"(default {DEFAULT_TIME_SCALE})" in plugin.read_text(encoding="utf-8")

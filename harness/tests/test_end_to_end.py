@@ -13,20 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from harness.suites import REGISTRY
-from harness.suites.gateway.reference.mutants import (
+from harness.tests.conftest import require_module
+from harness.tests.run_pool import Plan, Run, RunPool, streamproof_run
+from streamproof.core.verdicts import Level
+from streamproof.suites import REGISTRY
+from streamproof.suites.gateway.reference.mutants import (
     BUGS,
     CONCURRENT,
     INTENDED,
     WIRE_BUGS,
     WIRE_INTENDED,
 )
-from harness.suites.gateway.suite import WIRE_REFERENCES
-from harness.suites.gateway.target import load_target
-from harness.suites.loading import load_scenarios
-from harness.tests.conftest import require_module
-from harness.tests.run_pool import Plan, Run, RunPool, streamproof_run
-from harness.verdicts import Level
+from streamproof.suites.gateway.suite import WIRE_REFERENCES
+from streamproof.suites.gateway.target import load_target
+from streamproof.suites.loading import load_scenarios
 
 # Slow: every test runs streamproof (and the reference gateway on google-adk) in a subprocess.
 pytestmark = pytest.mark.slow
@@ -37,7 +37,7 @@ GATEWAY_SCENARIOS = ROOT / "scenarios" / "gateway"
 
 def streamproof(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
+        [sys.executable, "-m", "streamproof.cli", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -397,7 +397,7 @@ def test_attach_to_a_running_gateway_by_url(tmp_path: Path) -> None:
         "STREAMPROOF_TOOL_URL": f"http://127.0.0.1:{tools_port}",
     }
     gateway = subprocess.Popen(
-        [sys.executable, "-m", "harness.suites.gateway.reference.server"],
+        [sys.executable, "-m", "streamproof.suites.gateway.reference.server"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

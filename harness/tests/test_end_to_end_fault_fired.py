@@ -16,20 +16,20 @@ from typing import Any
 
 import pytest
 
-from harness.capabilities import ScenarioSkipped
-from harness.durations import DEFAULT_TIME_SCALE
-from harness.faults.engines import FaultLink
-from harness.faults.fired import FAULT_FIRED
-from harness.loop import BackgroundLoop
-from harness.suites.a2a_client.runner import A2AClientEnvironment
-from harness.suites.a2a_client.scenario import A2AClientScenario
-from harness.suites.a2a_client.target import load_client_target
-from harness.suites.gateway.runner import GatewayEnvironment
-from harness.suites.gateway.scenario import GatewayScenario, ModelPath
-from harness.suites.gateway.target import load_target, start_gateway
-from harness.suites.loading import load_scenarios
 from harness.tests.conftest import require_module
-from harness.verdicts import Kind, Outcome, Verdict
+from streamproof.core.capabilities import ScenarioSkipped
+from streamproof.core.durations import DEFAULT_TIME_SCALE
+from streamproof.core.verdicts import Kind, Outcome, Verdict
+from streamproof.faults.engines import FaultLink
+from streamproof.faults.fired import FAULT_FIRED
+from streamproof.runtime.loop import BackgroundLoop
+from streamproof.suites.a2a_client.runner import A2AClientEnvironment
+from streamproof.suites.a2a_client.scenario import A2AClientScenario
+from streamproof.suites.a2a_client.target import load_client_target
+from streamproof.suites.gateway.runner import GatewayEnvironment
+from streamproof.suites.gateway.scenario import GatewayScenario, ModelPath
+from streamproof.suites.gateway.target import load_target, start_gateway
+from streamproof.suites.loading import load_scenarios
 
 # End to end (real targets, every bundled fault scenario): scheduled first under xdist.
 pytestmark = pytest.mark.slow

@@ -1,5 +1,5 @@
 # README example: the checks as a library. (A test keeps the README's copy identical.)
-from harness import ChatResponse, Frame, GatewayObservation, Outcome, check_gateway
+from streamproof import ChatResponse, Frame, GatewayObservation, Outcome, check_gateway
 
 
 def frames_from(raw: list[tuple[str, str]]) -> tuple[Frame, ...]:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-import harness
+import streamproof
 
 
 def test_all_is_sorted_and_complete() -> None:
@@ -8,10 +8,10 @@ def test_all_is_sorted_and_complete() -> None:
     def kind(name: str) -> tuple[int, str]:
         return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
 
-    assert harness.__all__ == sorted(harness.__all__, key=kind)
-    assert set(harness.__all__) == set(harness._EXPORTS)
+    assert streamproof.__all__ == sorted(streamproof.__all__, key=kind)
+    assert set(streamproof.__all__) == set(streamproof._EXPORTS)
 
 
 def test_every_export_resolves() -> None:
-    for name in harness.__all__:
-        assert getattr(harness, name) is not None
+    for name in streamproof.__all__:
+        assert getattr(streamproof, name) is not None

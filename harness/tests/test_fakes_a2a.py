@@ -32,8 +32,6 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 
-from harness.fakes.a2a import FakeA2AServer
-from harness.protocol import a2a
 from harness.tests.fakes_a2a_helpers import (
     QUIET,
     REPORT,
@@ -47,6 +45,8 @@ from harness.tests.fakes_a2a_helpers import (
     until,
     user_message,
 )
+from streamproof.fakes.a2a import FakeA2AServer
+from streamproof.protocol import a2a
 
 WIRES = ("0.3", "1.0")
 STREAM_METHOD = {"0.3": "message/stream", "1.0": "SendStreamingMessage"}

@@ -39,14 +39,14 @@ from typing import Any, Final, Literal
 import httpx
 import pytest
 
-from harness import sse
 from harness.tests.conftest import require_module
+from streamproof.protocol import sse
 
 require_module("a2a")
 
-from harness.fakes.a2a import FakeA2AServer  # noqa: E402
 from harness.tests.fakes_a2a_helpers import load_script  # noqa: E402
 from harness.tests.independent.a2a_sdk_scripted import serve_scripted  # noqa: E402
+from streamproof.fakes.a2a import FakeA2AServer  # noqa: E402
 
 SCALE: Final = 1.0
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.fakes.a2a.fixture import fixture_timeline, fixture_wire
-from harness.fakes.a2a.script import A2AScript
-from harness.protocol.fixture import FixtureProblem, parse_fixture
+from streamproof.fakes.a2a.fixture import fixture_timeline, fixture_wire
+from streamproof.fakes.a2a.script import A2AScript
+from streamproof.protocol.fixture import FixtureProblem, parse_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 A2A = ROOT / "fixtures" / "a2a"

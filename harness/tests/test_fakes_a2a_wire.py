@@ -16,9 +16,6 @@ from a2a.types import GetTaskRequest
 from a2a.types import TaskState as PbState
 from a2a.utils.errors import TaskNotFoundError
 
-from harness import sse
-from harness.fakes.a2a import FakeA2AServer
-from harness.protocol import a2a
 from harness.tests.fakes_a2a_helpers import (
     QUIET,
     REPORT,
@@ -28,6 +25,8 @@ from harness.tests.fakes_a2a_helpers import (
     sdk_client,
     user_message,
 )
+from streamproof.fakes.a2a import FakeA2AServer
+from streamproof.protocol import a2a, sse
 
 
 @pytest.fixture

@@ -21,11 +21,11 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
-from harness.fakes.model import FakeModel
-from harness.protocol import gemini
-from harness.protocol.fixture import FIXTURE_CONTEXT_KEY
-from harness.protocol.gemini import ModelTurn
-from harness.suites.gateway.observation import ModelCall
+from streamproof.fakes.model import FakeModel
+from streamproof.protocol import gemini
+from streamproof.protocol.fixture import FIXTURE_CONTEXT_KEY
+from streamproof.protocol.gemini import ModelTurn
+from streamproof.suites.gateway.observation import ModelCall
 
 MODEL = "gemini-2.5-flash"
 STREAM_PATH = f"/v1beta/models/{MODEL}:streamGenerateContent?alt=sse"

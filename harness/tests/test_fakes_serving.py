@@ -1,6 +1,6 @@
 """Every fake and the inline proxy listen with a queue of LISTEN_BACKLOG connections, so a
 burst of clients opening streams at once is queued by the kernel, not dropped (a dropped SYN
-costs its client a second or more: ``python -m harness.bench.a2a_fanout`` counted 2,501 such
+costs its client a second or more: ``python -m streamproof.bench.a2a_fanout`` counted 2,501 such
 drops for 1,000 streams through the inline proxy, with asyncio's default queue of 100)."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from harness.fakes.a2a import FakeA2AServer
-from harness.fakes.model import FakeModel
-from harness.fakes.serving import LISTEN_BACKLOG
-from harness.faults.engines.inline import InlineProxy
 from harness.tests.conftest import require_executable
+from streamproof.fakes.a2a import FakeA2AServer
+from streamproof.fakes.model import FakeModel
+from streamproof.fakes.serving import LISTEN_BACKLOG
+from streamproof.faults.engines.inline import InlineProxy
 
 
 def _somaxconn() -> int:

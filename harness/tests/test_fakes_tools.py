@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 
-from harness.fakes.records import MARKER_PLACEHOLDER
-from harness.fakes.tools import FakeTools, substitute_marker
-from harness.suites.gateway.observation import ToolCall
+from streamproof.fakes.records import MARKER_PLACEHOLDER
+from streamproof.fakes.tools import FakeTools, substitute_marker
+from streamproof.suites.gateway.observation import ToolCall
 
 MARKER = "sp-secret-7f3a"
 

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import sse
-from harness.faults.actions import (
+from streamproof.faults.actions import (
     BOM,
     CrOnly,
     drop_blank_line,
@@ -18,6 +17,7 @@ from harness.faults.actions import (
     split_pieces,
     truncate_json,
 )
+from streamproof.protocol import sse
 
 EVENTS = b"".join(sse.encode(json.dumps({"n": i})) for i in range(1, 6))
 

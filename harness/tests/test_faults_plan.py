@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.faults.plan import (
+from streamproof.faults.plan import (
     Fault,
     Links,
     PlanError,

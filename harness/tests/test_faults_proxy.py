@@ -26,10 +26,10 @@ import httpx
 import pytest
 from aiohttp import web
 
-from harness import sse
-from harness.faults.engines.inline import InlineProxy
-from harness.faults.plan import parse_plan
-from harness.faults.records import LinkEvent
+from streamproof.faults.engines.inline import InlineProxy
+from streamproof.faults.plan import parse_plan
+from streamproof.faults.records import LinkEvent
+from streamproof.protocol import sse
 
 # --- the upstream ------------------------------------------------------------------------------
 
@@ -342,7 +342,7 @@ def quiet_logs(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
     noisy = [
         f"{r.name}: {r.getMessage()}"
         for r in records
-        if r.levelno >= logging.WARNING and r.name.startswith(("aiohttp", "asyncio", "harness"))
+        if r.levelno >= logging.WARNING and r.name.startswith(("aiohttp", "asyncio", "streamproof"))
     ]
     assert not noisy, noisy
 

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness import sse
-from harness.durations import TimeScale
-from harness.faults.plan import parse_plan
-from harness.faults.shaper import Finish, Fired, Forwarded, Op, Shaper, Sleep, Write
+from streamproof.core.durations import TimeScale
+from streamproof.faults.plan import parse_plan
+from streamproof.faults.shaper import Finish, Fired, Forwarded, Op, Shaper, Sleep, Write
+from streamproof.protocol import sse
 
 
 def event(n: int, end: str = "\n") -> bytes:

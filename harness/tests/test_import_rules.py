@@ -29,26 +29,42 @@ def test_the_tree_keeps_every_contract() -> None:
 
 
 def test_a_check_that_imported_an_io_library_would_break_a_contract(tmp_path: Path) -> None:
-    """The checks import harness.texts today; a contract forbidding it must break, which shows
-    the linter really follows the checks' imports (as it would aiohttp's)."""
+    """The checks import streamproof.core.texts today; a contract forbidding it must break, which
+    shows the linter really follows the checks' imports (as it would aiohttp's)."""
     config = tmp_path / "contracts.toml"
     config.write_text(
-        '[tool.importlinter]\nroot_package = "harness"\n\n'
+        '[tool.importlinter]\nroot_package = "streamproof"\n\n'
         "[[tool.importlinter.contracts]]\n"
         'name = "checks without texts"\ntype = "forbidden"\n'
-        'source_modules = ["harness.suites.gateway.checks"]\n'
-        'forbidden_modules = ["harness.texts"]\n',
+        'source_modules = ["streamproof.suites.gateway.checks"]\n'
+        'forbidden_modules = ["streamproof.core.texts"]\n',
         encoding="utf-8",
     )
     run = _lint_imports("--config", str(config))
     assert run.returncode != 0
-    assert "BROKEN" in run.stdout and "harness.texts" in run.stdout
+    assert "BROKEN" in run.stdout and "streamproof.core.texts" in run.stdout
+
+
+def test_a_layer_importing_one_above_it_would_break_the_layers(tmp_path: Path) -> None:
+    """The suites import the core; with the core put above them, the layers contract must
+    break: it follows the imports between layers."""
+    config = tmp_path / "contracts.toml"
+    config.write_text(
+        '[tool.importlinter]\nroot_package = "streamproof"\n\n'
+        "[[tool.importlinter.contracts]]\n"
+        'name = "core above suites"\ntype = "layers"\n'
+        'layers = ["streamproof.core", "streamproof.suites"]\n',
+        encoding="utf-8",
+    )
+    run = _lint_imports("--config", str(config))
+    assert run.returncode != 0
+    assert "BROKEN" in run.stdout and "streamproof.suites" in run.stdout
 
 
 def test_no_module_imports_itself_back() -> None:
-    """No import cycle among harness's modules (tests aside), typing-only imports included."""
+    """No import cycle among streamproof's modules, typing-only imports included."""
     grimp = pytest.importorskip("grimp")
-    graph = grimp.build_graph("harness")
+    graph = grimp.build_graph("streamproof")
     modules = {m for m in graph.modules if ".tests" not in m}
     state: dict[str, int] = {}
     cycles: list[list[str]] = []

@@ -15,10 +15,10 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from harness.fakes.model import FakeModel
-from harness.protocol.gemini import ModelTurn
-from harness.sse import Decoder
 from harness.tests.independent.late_gateway import ATTEMPTS, ModelClient, make_app
+from streamproof.fakes.model import FakeModel
+from streamproof.protocol.gemini import ModelTurn
+from streamproof.protocol.sse import Decoder
 
 OVERLOADED = {"code": 503, "status": "UNAVAILABLE", "message": "The model is overloaded."}
 

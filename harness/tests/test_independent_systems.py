@@ -45,7 +45,7 @@ def run_suite(
         [
             sys.executable,
             "-m",
-            "harness.cli",
+            "streamproof.cli",
             "run",
             *map(str, paths),
             "--target",

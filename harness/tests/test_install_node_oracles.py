@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "install-node-oracles"
-PROJECT = ROOT / "harness" / "suites" / "gateway" / "oracles" / "node"
+PROJECT = ROOT / "harness" / "streamproof" / "suites" / "gateway" / "oracles" / "node"
 # What the script needs besides node and npm (bash runs it).
 TOOLS = ("mktemp", "timeout", "tail", "sed", "rm", "touch", "sleep", "mkdir", "cat")
 NPM_CI = "ci --ignore-scripts --no-audit --no-fund --loglevel=error"
@@ -82,7 +82,7 @@ def test_bootstrap_and_make_install_it() -> None:
     assert "scripts/install-node-oracles" in (ROOT / "scripts" / "bootstrap").read_text("utf-8")
     assert "@scripts/install-node-oracles" in (ROOT / "Makefile").read_text("utf-8")
     ignored = (ROOT / ".gitignore").read_text("utf-8").splitlines()
-    assert "harness/suites/gateway/oracles/node/node_modules/" in ignored
+    assert "harness/streamproof/suites/gateway/oracles/node/node_modules/" in ignored
 
 
 def test_missing_installs_from_the_lockfile_then_is_quiet(tmp_path: Path) -> None:

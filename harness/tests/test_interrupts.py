@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from harness.interrupts import Interrupts
+from streamproof.runtime.interrupts import Interrupts
 
 
 def test_a_signal_interrupts_and_is_remembered() -> None:

@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
-from harness.mutants import failed_requirements
-from harness.suites.a2a_client.scenario import A2AClientScenario
-from harness.suites.a2a_client.target import load_client_target
-from harness.suites.loading import load_scenarios
-from harness.targets.build import ensure_built
 from harness.tests.conftest import require_executable
 from harness.tests.run_pool import Plan, Run, RunPool, streamproof_run
+from streamproof.mutants.matrix import failed_requirements
+from streamproof.suites.a2a_client.scenario import A2AClientScenario
+from streamproof.suites.a2a_client.target import load_client_target
+from streamproof.suites.loading import load_scenarios
+from streamproof.targets.build import ensure_built
 
 # Slow: builds and runs the Java client through the a2a-client suite. The suite's and the
 # mutants' runs are planned ahead and run a few at a time on one worker (run_pool): each test

@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 
-from harness.suites.gateway.reference.mutants import INTENDED
-from harness.suites.gateway.target import load_target
-from harness.targets.build import ensure_built
 from harness.tests.conftest import require_executable
 from harness.tests.run_pool import Plan, Run, RunPool, streamproof_run
+from streamproof.suites.gateway.reference.mutants import INTENDED
+from streamproof.suites.gateway.target import load_target
+from streamproof.targets.build import ensure_built
 
 # Slow: builds and runs the Java gateway, then the gateway suite against it. The suite's and
 # the mutants' runs are planned ahead and run a few at a time on one worker (run_pool): each
@@ -62,7 +62,7 @@ def _jdk_and_maven() -> None:
 
 def streamproof(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *args],
+        [sys.executable, "-m", "streamproof.cli", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

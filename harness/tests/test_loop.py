@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.loop import BackgroundLoop
+from streamproof.runtime.loop import BackgroundLoop
 
 
 @pytest.fixture

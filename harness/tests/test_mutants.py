@@ -1,4 +1,5 @@
-"""The mutant matrix behind ``streamproof mutants`` (harness/mutants.py), without real targets:
+"""The mutant matrix behind ``streamproof mutants`` (harness/streamproof/mutants/matrix.py),
+without real targets:
 which runs it plans (``--only``), how many it runs at once (``--jobs``), how it reads each
 run's ``results.json`` into a verdict, and the matrix it prints and writes. The subprocess a
 run would start is replaced by one that writes the report a real run would have written."""
@@ -15,8 +16,16 @@ from typing import Any
 
 import pytest
 
-from harness import cli, mutants
-from harness.mutants import Matrix, Run, Suite, default_suites, failed_requirements, run_matrix
+from streamproof import cli
+from streamproof.mutants import matrix as mutants
+from streamproof.mutants.matrix import (
+    Matrix,
+    Run,
+    Suite,
+    default_suites,
+    failed_requirements,
+    run_matrix,
+)
 
 GATEWAY = Suite(
     "gateway",
@@ -277,7 +286,7 @@ def test_a_mutant_run_is_streamproof_run_strict_with_its_bug(
     fake = FakeCli(_results({"GW-AUTH": {"fail": 2}, "GW-DONE": {"pass": 1}}), exit_code=1)
     monkeypatch.setattr(subprocess, "run", fake)
     run = mutants._run_one(GATEWAY, "no-auth", tmp_path, 0.05)
-    assert fake.argv[:4] == [sys.executable, "-m", "harness.cli", "run"]
+    assert fake.argv[:4] == [sys.executable, "-m", "streamproof.cli", "run"]
     assert fake.argv[4:] == [
         "scenarios/gateway",
         "--strict",
@@ -344,7 +353,7 @@ def test_a_run_that_never_ends_is_an_error_not_a_hang(
 
 
 def test_default_suites_are_every_kind_with_its_scenarios_reference_and_mutants() -> None:
-    from harness.suites import kinds, suite
+    from streamproof.suites import kinds, suite
 
     suites = default_suites()
     by_name = {s.name: s for s in suites}
@@ -362,13 +371,13 @@ def test_default_suites_are_every_kind_with_its_scenarios_reference_and_mutants(
 
 
 def test_the_gateway_on_each_wire_is_a_suite_with_its_target_files_mutants() -> None:
-    from harness.suites.gateway.reference.mutants import (
+    from streamproof.suites.gateway.reference.mutants import (
         CONCURRENT,
         EVERY_WIRE,
         WIRE_BUGS,
         WIRE_INTENDED,
     )
-    from harness.suites.gateway.target import load_target
+    from streamproof.suites.gateway.target import load_target
 
     suites = {s.name: s for s in default_suites()}
     wires = {"gateway-ag-ui": "agui-", "gateway-ai-sdk-ui": "aisdk-"}

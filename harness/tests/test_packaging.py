@@ -148,34 +148,35 @@ def empty(tmp_path: Path) -> Path:
 
 def test_the_wheel_holds_every_module_and_the_bundled_suites(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
+    source = ROOT / "harness"
     modules = {
-        str(p.relative_to(ROOT))
-        for p in (ROOT / "harness").rglob("*.py")
-        if "__pycache__" not in p.parts and "tests" not in p.relative_to(ROOT / "harness").parts
+        str(p.relative_to(source))
+        for p in (source / "streamproof").rglob("*.py")
+        if "__pycache__" not in p.parts
     }
     assert modules <= names, sorted(modules - names)[:10]
-    # the harness's own tests stay in the repository
-    assert not [n for n in names if n.startswith("harness/tests/")]
+    # one import name: no module named harness, and none of the harness's own tests
+    assert not [n for n in names if n.startswith(("harness/", "tests/"))]
     suites = {
-        "harness/" + str(p.relative_to(ROOT))
+        "streamproof/scenarios/" + str(p.relative_to(ROOT / "scenarios"))
         for p in (ROOT / "scenarios").rglob("*")
         if p.suffix in (".yaml", ".yml", ".py") and "__pycache__" not in p.parts
     }
-    assert any(s.startswith("harness/scenarios/gateway/") for s in suites)
-    assert any(s.startswith("harness/scenarios/a2a_client/") for s in suites)
+    assert any(s.startswith("streamproof/scenarios/gateway/") for s in suites)
+    assert any(s.startswith("streamproof/scenarios/a2a_client/") for s in suites)
     assert suites <= names, sorted(suites - names)[:10]
     fixtures = {
-        "harness/" + str(p.relative_to(ROOT))
+        "streamproof/fixtures/" + str(p.relative_to(ROOT / "fixtures"))
         for p in (ROOT / "fixtures").rglob("*")
         if p.suffix in (".sse", ".md")
     }
-    assert "harness/fixtures/gemini/worked_example_answer.sse" in fixtures
-    assert "harness/fixtures/a2a/1.0/summary_survives_proxy_timeout.sse" in fixtures
+    assert "streamproof/fixtures/gemini/worked_example_answer.sse" in fixtures
+    assert "streamproof/fixtures/a2a/1.0/summary_survives_proxy_timeout.sse" in fixtures
     assert fixtures <= names, sorted(fixtures - names)[:10]
     assert {
-        "harness/suites/gateway/reference-gateway.yaml",
-        "harness/py.typed",
-        "harness/report/templates/report.html.j2",  # report.html's template
+        "streamproof/suites/gateway/reference-gateway.yaml",
+        "streamproof/py.typed",
+        "streamproof/report/templates/report.html.j2",  # report.html's template
     } <= names
     metadata = zipfile.ZipFile(wheel).read(f"{wheel.name.split('-py3')[0]}.dist-info/METADATA")
     assert b"License-Expression: Apache-2.0" in metadata
@@ -190,14 +191,17 @@ def test_building_the_wheel_prints_no_warning(built: Wheel) -> None:
 
 def test_the_installed_package_is_the_one_imported(installed: Venv, empty: Path) -> None:
     code = (
-        "import harness, harness.bundled as b; "
-        "print(harness.__file__); print(b.bundled_scenarios())"
+        "import streamproof, streamproof.runtime.bundled as b; "
+        "print(streamproof.__file__); print(b.bundled_scenarios())"
     )
     run = installed.run(empty, str(installed.python), "-c", code)
     assert run.returncode == 0, run.stderr
     module, bundled = run.stdout.split("\n")[:2]
     assert Path(module).is_relative_to(installed.purelib), module
-    assert Path(bundled) == installed.purelib / "harness" / "scenarios"
+    assert Path(bundled) == installed.purelib / "streamproof" / "scenarios"
+    # one import name: the wheel has no module named harness
+    run = installed.run(empty, str(installed.python), "-c", "import harness")
+    assert run.returncode == 1 and "No module named 'harness'" in run.stderr
 
 
 def test_list_from_an_empty_folder_shows_the_bundled_scenarios(
@@ -218,11 +222,12 @@ def test_bundled_scenarios_read_their_fixtures_from_the_package(
     installed: Venv, empty: Path
 ) -> None:
     # The worked examples' model turns and task timeline are canned streams: from the wheel,
-    # "fixtures/..." resolves from harness/scenarios/<suite>/ up to harness/fixtures/.
+    # "fixtures/..." resolves from streamproof/scenarios/<suite>/ up to
+    # streamproof/fixtures/.
     code = (
-        "import harness.bundled as b\n"
-        "from harness.suites.fixture_files import resolve_fixture\n"
-        "from harness.suites.loading import load_scenarios\n"
+        "import streamproof.runtime.bundled as b\n"
+        "from streamproof.suites.fixture_files import resolve_fixture\n"
+        "from streamproof.suites.loading import load_scenarios\n"
         "root = b.bundled_scenarios()\n"
         "for name in ('gateway/worked_example.yaml', "
         "'a2a_client/summary_survives_proxy_timeout.yaml'):\n"
@@ -239,10 +244,10 @@ def test_bundled_scenarios_read_their_fixtures_from_the_package(
         "a2a_client/summary-survives-proxy-timeout",
     )
     assert Path(resolved) == (
-        installed.purelib / "harness" / "fixtures" / "gemini" / "worked_example_call.sse"
+        installed.purelib / "streamproof" / "fixtures" / "gemini" / "worked_example_call.sse"
     )
     run = installed.run(
-        empty, "streamproof", "validate", str(installed.purelib / "harness" / "scenarios")
+        empty, "streamproof", "validate", str(installed.purelib / "streamproof" / "scenarios")
     )
     assert run.returncode == 0, run.stdout + run.stderr
 
@@ -259,16 +264,16 @@ def test_run_from_an_empty_folder_runs_the_bundled_gateway_suite(
     # the installed package found report.html's template (package data)
     assert '<header class="verdict ok">' in (empty / "reports" / "report.html").read_text()
     ids = [s["id"] for s in report["scenarios"]]
-    from harness.suites.loading import load_scenarios
+    from streamproof.suites.loading import load_scenarios
 
     bundled_count = sum(
         len(load_scenarios(f)) for f in (ROOT / "scenarios" / "gateway").glob("*.yaml")
     )
     assert len(ids) == report["summary"]["passed"] == bundled_count, ids
     assert all(i.startswith("gateway/") for i in ids)
-    bundled = installed.purelib / "harness" / "scenarios" / "gateway"
+    bundled = installed.purelib / "streamproof" / "scenarios" / "gateway"
     assert all(Path(s["file"]).parent == bundled for s in report["scenarios"])
-    # gateway/one-tool-call-streamed replays fixtures/gemini/ from the wheel's harness.fixtures
+    # gateway/one-tool-call-streamed replays fixtures/gemini/ from the wheel's streamproof.fixtures
     assert "gateway/one-tool-call-streamed" in ids
 
 
@@ -297,7 +302,7 @@ def test_pytest_runs_the_installed_suite_by_name_from_an_empty_folder(
         "gateway/one-tool-call-streamed",
         "gateway/plain-streamed-answer",
     ]
-    bundled = installed.purelib / "harness" / "scenarios" / "gateway"
+    bundled = installed.purelib / "streamproof" / "scenarios" / "gateway"
     assert all(Path(s["file"]).parent == bundled for s in report["scenarios"])
     assert json.loads((empty / "reports" / "results.json").read_text()) == report
 
@@ -307,7 +312,7 @@ def test_an_editable_install_finds_the_repository_folder(tmp_path: Path, empty: 
     venv = _fresh_venv(tmp_path / "venv")
     _pip("--python", str(venv.python), "install", "--no-deps", "-q", "-e", str(source))
     _borrow_dependencies(venv)
-    code = "import harness.bundled as b; print(b.bundled_scenarios())"
+    code = "import streamproof.runtime.bundled as b; print(b.bundled_scenarios())"
     run = venv.run(empty, str(venv.python), "-c", code)
     assert run.returncode == 0, run.stderr
     assert Path(run.stdout.strip()) == source / "scenarios"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.parallel import (
+from streamproof.runtime.parallel import (
     DurationsError,
     Shard,
     durations_of_report,
@@ -17,8 +17,8 @@ from harness.parallel import (
     parse_workers,
     split,
 )
-from harness.suites import suite
-from harness.suites.loading import ScenarioIds, load_scenarios
+from streamproof.suites import suite
+from streamproof.suites.loading import ScenarioIds, load_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 

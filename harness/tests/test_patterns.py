@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from harness.patterns import (
+from streamproof.core.patterns import (
     check_names,
     compile_frame_pattern,
     json_schema_pattern,

@@ -16,7 +16,7 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
 def test_status_output_and_exit_handlers_survive() -> None:
     done = _run(
         "import atexit, sys\n"
-        "from harness.process_exit import exit_now\n"
+        "from streamproof.runtime.process_exit import exit_now\n"
         "atexit.register(lambda: sys.stderr.write(' handler'))\n"
         "print('to stdout', end='')\n"  # unflushed, on a pipe: must still arrive
         "sys.stderr.write('to stderr')\n"
@@ -29,7 +29,7 @@ def test_the_teardown_is_skipped() -> None:
     """An object's finaliser that only the teardown would run never runs."""
     done = _run(
         "import sys\n"
-        "from harness.process_exit import exit_now\n"
+        "from streamproof.runtime.process_exit import exit_now\n"
         "class Noisy:\n"
         "    def __del__(self):\n"
         "        sys.stdout.write('torn down')\n"

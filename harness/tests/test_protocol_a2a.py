@@ -27,8 +27,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonrpc.jsonrpc2 import JSONRPC20Request
 
-from harness.protocol import a2a
-from harness.protocol.a2a import (
+from streamproof.protocol import a2a
+from streamproof.protocol.a2a import (
     Artifact,
     ArtifactUpdate,
     DataPart,

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.protocol import gemini
-from harness.protocol.fixture import (
+from streamproof.protocol import gemini
+from streamproof.protocol.fixture import (
     FIXTURE_CONTEXT_KEY,
     FixtureProblem,
     event_delays,
     parse_fixture,
     timing_comment,
 )
-from harness.protocol.gemini import ModelTurn
+from streamproof.protocol.gemini import ModelTurn
 
 ROOT = Path(__file__).resolve().parents[2]
 GEMINI = ROOT / "fixtures" / "gemini"

@@ -154,7 +154,7 @@ class Running:
 
 
 def proxy(*args: str) -> list[str]:
-    return [sys.executable, "-m", "harness.cli", "proxy", *args]
+    return [sys.executable, "-m", "streamproof.cli", "proxy", *args]
 
 
 @pytest.fixture
@@ -211,7 +211,7 @@ def client_result(proxy_url: str, started: list[Running]) -> tuple[dict[str, Any
     resubscribes."""
     client = start(
         started,
-        [sys.executable, "-m", "harness.suites.a2a_client.reference.client"],
+        [sys.executable, "-m", "streamproof.suites.a2a_client.reference.client"],
         STREAMPROOF_A2A_URL=proxy_url,
         STREAMPROOF_PROMPT="A three-section market summary for the quarterly report",
         STREAMPROOF_DEADLINE_S="45",
@@ -225,8 +225,8 @@ def client_result(proxy_url: str, started: list[Running]) -> tuple[dict[str, Any
 def test_the_seeds_proxy_timeout_story_with_real_parts(
     agent: Agent, running: list[Running], tmp_path: Path
 ) -> None:
-    from harness.suites.loading import parse_scenarios
     from harness.tests.independent.a2a_sdk_server import ARTIFACT_ID, SUMMARY
+    from streamproof.suites.loading import parse_scenarios
 
     written = tmp_path / "captured.yaml"
     fault = "rpc message/stream after 4s: stall"

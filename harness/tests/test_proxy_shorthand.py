@@ -11,8 +11,8 @@ import yaml
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from harness.faults.plan import PlanError, parse_plan
-from harness.faults.shorthand import (
+from streamproof.faults.plan import PlanError, parse_plan
+from streamproof.faults.shorthand import (
     ShorthandError,
     format_fault,
     parse_fault,

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.faults.plan import parse_plan
-from harness.faults.records import FaultRef, LinkEvent
-from harness.standalone.card import card_advice
-from harness.standalone.inputs import (
+from streamproof.faults.plan import parse_plan
+from streamproof.faults.records import FaultRef, LinkEvent
+from streamproof.standalone.card import card_advice
+from streamproof.standalone.inputs import (
     BadInput,
     Listen,
     engine_verdict,
@@ -22,9 +22,9 @@ from harness.standalone.inputs import (
     parse_listen,
     parse_upstream,
 )
-from harness.standalone.live import PROGRESS_EVERY, SHOWN_FIRST, LiveLog, summary_line
-from harness.standalone.skeleton import scenario_skeleton
-from harness.suites.loading import parse_scenarios
+from streamproof.standalone.live import PROGRESS_EVERY, SHOWN_FIRST, LiveLog, summary_line
+from streamproof.standalone.skeleton import scenario_skeleton
+from streamproof.suites.loading import parse_scenarios
 
 # --- records -----------------------------------------------------------------------------------
 
@@ -360,7 +360,7 @@ def test_no_faults_and_no_traffic_still_give_a_file_that_loads_once_filled() -> 
 
 
 def test_a_period_option_is_a_positive_duration_or_one_problem() -> None:
-    from harness.standalone.inputs import parse_period
+    from streamproof.standalone.inputs import parse_period
 
     problems: list[str] = []
     assert parse_period("--for", "2m", problems) == 120.0

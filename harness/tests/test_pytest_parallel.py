@@ -1,4 +1,5 @@
-"""``-n N`` hands the scenarios out longest first (harness/pytest_parallel.py): the order from
+"""``-n N`` hands the scenarios out longest first (harness/streamproof/plugin/xdist.py): the order
+from
 the last report's durations, and the scheduler that applies it to xdist's pending items. A real
 parallel run's verdicts against a serial one's are the comparison test's
 (test_cli_parallel.py) and the parallel bench's."""
@@ -11,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from harness import pytest_parallel
-from harness.pytest_parallel import order_longest_first
+from streamproof.plugin import xdist as pytest_parallel
+from streamproof.plugin.xdist import order_longest_first
 
 
 def test_longest_first_by_the_durations_unknown_ones_as_their_median() -> None:

@@ -101,9 +101,9 @@ def test_an_id_used_in_two_files_is_a_collection_error_naming_both(
 
 def test_plugin_import_is_cheap() -> None:
     code = (
-        "import sys, harness.pytest_plugin; "
+        "import sys, streamproof.plugin; "
         "heavy = [m for m in ('pydantic', 'aiohttp', 'yaml', 'google.adk', "
-        "'harness.suites.gateway.runner') "
+        "'streamproof.suites.gateway.runner') "
         "if m in sys.modules]; print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -130,7 +130,7 @@ def _run_in_terminal(args: list[str], timeout: float = 120) -> tuple[int, bytes]
 
     main, child = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", *args],
+        [sys.executable, "-m", "streamproof.cli", "run", *args],
         stdin=subprocess.DEVNULL,
         stdout=child,
         stderr=child,
@@ -176,7 +176,7 @@ def test_no_progress_when_the_output_is_not_a_terminal(tmp_path: Path) -> None:
     scenario.write_text(SLOW)
     args = [str(scenario), "--time-scale", "1", "--report-dir", str(tmp_path / "r")]
     run = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", *args],
+        [sys.executable, "-m", "streamproof.cli", "run", *args],
         capture_output=True,
         timeout=120,
         check=False,
@@ -235,7 +235,7 @@ def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_in_this_repository_pytest_scenarios_gateway_collects_the_gateway_suite() -> None:
-    from harness.suites.loading import load_scenarios
+    from streamproof.suites.loading import load_scenarios
 
     folder = ROOT / "scenarios" / "gateway"
     count = sum(len(load_scenarios(f)) for f in folder.glob("*.yaml"))
@@ -277,7 +277,7 @@ def test_in_a_team_project_a_bare_pytest_runs_its_scenarios(tmp_path: Path) -> N
 def test_in_a_team_project_scenarios_of_another_kind_are_skipped_saying_why(
     tmp_path: Path,
 ) -> None:
-    target = ROOT / "harness" / "suites" / "gateway" / "reference-gateway.yaml"
+    target = ROOT / "harness" / "streamproof" / "suites" / "gateway" / "reference-gateway.yaml"
     run = _pytest(
         _user_project(tmp_path), "-rs", "-m", "a2a_client", f"--streamproof-target={target}"
     )
@@ -346,7 +346,7 @@ def test_the_report_dir_option_overrides_the_default(pytester: pytest.Pytester) 
 def test_the_installed_gateway_suite_is_collected_by_name(pytester: pytest.Pytester) -> None:
     """``--streamproof-suite`` collects the bundled suite where it is installed: in place of
     testpaths when no path is named, beside the paths named otherwise; so does the ini key."""
-    from harness.bundled import bundled_scenarios
+    from streamproof.runtime.bundled import bundled_scenarios
 
     bundled = bundled_scenarios()
     assert bundled is not None

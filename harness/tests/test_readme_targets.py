@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from harness.suites.a2a_client.result import ClientResult
-from harness.suites.a2a_client.target import ClientTarget
-from harness.suites.gateway.target import GatewayTarget
+from streamproof.suites.a2a_client.result import ClientResult
+from streamproof.suites.a2a_client.target import ClientTarget
+from streamproof.suites.gateway.target import GatewayTarget
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -24,8 +24,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.protocol.fixture import parse_fixture
-from harness.suites.loading import load_scenarios
 from harness.tests.conftest import require_module
 from harness.tests.test_proxy_command import (
     Running,
@@ -35,6 +33,8 @@ from harness.tests.test_proxy_command import (
     running,
     start,
 )
+from streamproof.protocol.fixture import parse_fixture
+from streamproof.suites.loading import load_scenarios
 
 __all__ = ["running"]  # the fixture, shared with the proxy command's tests
 
@@ -43,11 +43,11 @@ LISTENING = r"^streamproof record: listening on (http://\S+) -> (\S+)$"
 
 
 def record(*args: str) -> list[str]:
-    return [sys.executable, "-m", "harness.cli", "record", *args]
+    return [sys.executable, "-m", "streamproof.cli", "record", *args]
 
 
 def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "harness.cli", *args]
+    return [sys.executable, "-m", "streamproof.cli", *args]
 
 
 def written_text(folder: Path) -> str:
@@ -97,7 +97,7 @@ def test_a_task_streamed_by_a_real_a2a_sdk_server_is_recorded_and_replays_green(
 
     client = start(
         running,
-        [sys.executable, "-m", "harness.suites.a2a_client.reference.client"],
+        [sys.executable, "-m", "streamproof.suites.a2a_client.reference.client"],
         STREAMPROOF_A2A_URL=f"http://127.0.0.1:{port}",
         STREAMPROOF_PROMPT=f"Summarise the market (key {GOOGLE_KEY})",
         STREAMPROOF_DEADLINE_S="45",
@@ -153,7 +153,7 @@ def test_adk_model_calls_are_recorded_and_replay_on_the_reference_gateway(
     gateway_port = free_port()
     gateway = start(
         running,
-        [sys.executable, "-m", "harness.suites.gateway.reference.server"],
+        [sys.executable, "-m", "streamproof.suites.gateway.reference.server"],
         PORT=str(gateway_port),
         GOOGLE_GEMINI_BASE_URL=record_url,
         GOOGLE_API_KEY=GOOGLE_KEY,
@@ -243,8 +243,8 @@ async def test_the_recording_link_forwards_unchanged_and_keeps_timed_inflated_by
     import aiohttp
     from aiohttp import web
 
-    from harness.standalone.record import RecordingProxy
-    from harness.standalone.recorded import plan_files
+    from streamproof.standalone.record import RecordingProxy
+    from streamproof.standalone.recorded import plan_files
 
     events = [b'data: {"n":1}\r\n\r\n', b'data: {"n":2}\r\n\r\n']
     packer = zlib.compressobj(wbits=31)
@@ -308,7 +308,7 @@ async def test_the_recording_link_forwards_unchanged_and_keeps_timed_inflated_by
 
 
 def test_a_body_in_an_encoding_it_cannot_undo_gives_a_note_not_a_fixture() -> None:
-    from harness.standalone.recorded import Captured, plan_files
+    from streamproof.standalone.recorded import Captured, plan_files
 
     brotli = Captured(
         0, "POST", "/v1beta/models/m:streamGenerateContent?alt=sse", None, (), b"{}", 200,

@@ -1,4 +1,4 @@
-"""What ``streamproof record`` writes (:mod:`harness.standalone.recorded`): the redaction rules,
+"""What ``streamproof record`` writes (:mod:`streamproof.standalone.recorded`): the redaction rules,
 fixtures cut from timed writes, and scenarios that the normal loader accepts."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.protocol.fixture import parse_fixture
-from harness.standalone.recorded import (
+from streamproof.protocol.fixture import parse_fixture
+from streamproof.standalone.recorded import (
     REDACTED,
     Captured,
     fixture_from_chunks,
@@ -20,7 +20,7 @@ from harness.standalone.recorded import (
     redact_target,
     redact_text,
 )
-from harness.suites.loading import load_scenarios
+from streamproof.suites.loading import load_scenarios
 
 GOOGLE_KEY = "AIzaSyA1234567890abcdefghijABCDEFGHIJKL"
 BEARER = "eyJhbGciOiJIUzI1NiJ9.c2VjcmV0.c2ln"

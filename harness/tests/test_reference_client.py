@@ -1,7 +1,7 @@
 """The reference A2A client against every bundled ``a2a_client`` scenario, its mutants against
 the scenarios that must catch them, and a real a2a-sdk client with no watchdog caught hanging.
 
-All of it runs through :class:`~harness.suites.a2a_client.runner.A2AClientEnvironment`: a real
+All of it runs through :class:`~streamproof.suites.a2a_client.runner.A2AClientEnvironment`: a real
 fake A2A server, the real fault proxy, the client as a real subprocess. Time scale 0.1: the seed's
 90-second worked example takes nine seconds.
 """
@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from harness.suites import REGISTRY
-from harness.suites.a2a_client.reference.mutants import BUGS, CONCURRENT, INTENDED, SHOWCASE
-from harness.suites.a2a_client.runner import A2AClientEnvironment, A2AClientScenarioResult
-from harness.suites.a2a_client.scenario import A2AClientScenario
-from harness.suites.a2a_client.target import ClientTarget, load_client_target
-from harness.suites.loading import load_scenarios
-from harness.verdicts import Kind, Level, Outcome
+from streamproof.core.verdicts import Kind, Level, Outcome
+from streamproof.suites import REGISTRY
+from streamproof.suites.a2a_client.reference.mutants import BUGS, CONCURRENT, INTENDED, SHOWCASE
+from streamproof.suites.a2a_client.runner import A2AClientEnvironment, A2AClientScenarioResult
+from streamproof.suites.a2a_client.scenario import A2AClientScenario
+from streamproof.suites.a2a_client.target import ClientTarget, load_client_target
+from streamproof.suites.loading import load_scenarios
 
 # End to end (real targets, whole runs): scheduled first under xdist (see conftest). The
 # tests share the module's event loop, where the runs of the parametrized tests below are

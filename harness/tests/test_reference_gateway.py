@@ -1,7 +1,7 @@
 """The reference gateway: correct by the seed's rules, and each mutant visibly broken on the wire.
 
 Seed ``000_08c89244bc50b181``. The pure frame mapping is tested on hand-built ADK events; the
-rest starts ``python -m harness.suites.gateway.reference.server`` as a real subprocess (a real
+rest starts ``python -m streamproof.suites.gateway.reference.server`` as a real subprocess (a real
 google-adk Runner on ADK's SQLite session store) against the fake model and the fake tool
 service, and reads real SSE off a socket. One reference process serves the module; each mutant
 gets its own process, started on first use and stopped (process group) at module teardown.
@@ -33,18 +33,18 @@ except ImportError as exc:  # pragma: no cover - the reference needs google-adk
         raise
     pytest.skip(f"google-adk is not installed: {exc}", allow_module_level=True)
 
-from harness.fakes.model import FakeModel
-from harness.fakes.tools import FakeTools
-from harness.protocol.gemini import ModelTurn
-from harness.suites.gateway.reference.mutants import BUGS
-from harness.suites.gateway.reference.server import (
+from streamproof.fakes.model import FakeModel
+from streamproof.fakes.tools import FakeTools
+from streamproof.protocol.gemini import ModelTurn
+from streamproof.suites.gateway.reference.mutants import BUGS
+from streamproof.suites.gateway.reference.server import (
     ConfigError,
     Settings,
     encode_frame,
     event_frames,
     parse_tokens,
 )
-from harness.suites.gateway.reference.server import Gateway as GatewayApp
+from streamproof.suites.gateway.reference.server import Gateway as GatewayApp
 
 # End to end (real targets, whole runs): scheduled first under xdist (see conftest).
 pytestmark = pytest.mark.slow
@@ -190,7 +190,7 @@ async def start_gateway(
     args = [
         sys.executable,
         "-m",
-        "harness.suites.gateway.reference.server",
+        "streamproof.suites.gateway.reference.server",
         *(["--bug", bug] if bug else []),
     ]
     proc = await asyncio.create_subprocess_exec(
@@ -478,7 +478,7 @@ async def _run_cli(*args: str, env: Mapping[str, str]) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "harness.suites.gateway.reference.server",
+        "streamproof.suites.gateway.reference.server",
         *args,
         cwd=REPO,
         env=dict(env),

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from harness.requirements import (
+from streamproof.core.requirements import (
     REGISTRY,
     Registry,
     Requirement,
@@ -17,12 +17,12 @@ from harness.requirements import (
     from_violations,
     judge,
 )
-from harness.suites import A2A_CLIENT, GATEWAY
-from harness.suites.gateway import requirements as _gateway_rules  # noqa: F401  (registers them)
-from harness.suites.gateway.requirements import AG_UI, AI_SDK_UI
-from harness.verdicts import Level, Outcome
+from streamproof.core.verdicts import Level, Outcome
+from streamproof.suites import A2A_CLIENT, GATEWAY
+from streamproof.suites.gateway import requirements as _gateway_rules  # noqa: F401  (registers them)
+from streamproof.suites.gateway.requirements import AG_UI, AI_SDK_UI
 
-CLIENT = "harness.suites.a2a_client.reference.client"
+CLIENT = "streamproof.suites.a2a_client.reference.client"
 
 
 def test_a_failed_or_unmet_verdict_keeps_its_moment() -> None:
@@ -91,10 +91,14 @@ def test_the_reference_a2a_client_starts_without_building_any_rule() -> None:
         check=True,
     )
     imported = {line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines()}
-    assert {"a2a.client", "harness.suites", "harness.requirements"} <= imported  # the log is read
+    assert {
+        "a2a.client",
+        "streamproof.suites",
+        "streamproof.core.requirements",
+    } <= imported  # the log is read
     unwanted = {
-        "harness.suites.gateway.requirements",
-        "harness.suites.a2a_client.requirements",
+        "streamproof.suites.gateway.requirements",
+        "streamproof.suites.a2a_client.requirements",
         "yaml",
         "rich",
         "click",

@@ -18,10 +18,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.cli import main
-from harness.fakes.a2a.ledger import RequestRecord
-from harness.fakes.records import ModelCall, ToolCall
-from harness.standalone.ledger_lines import a2a_line, a2a_ready, model_line, tool_line
 from harness.tests.test_proxy_command import (
     ROOT,
     Running,
@@ -31,6 +27,10 @@ from harness.tests.test_proxy_command import (
     running,
     start,
 )
+from streamproof.cli import main
+from streamproof.fakes.a2a.ledger import RequestRecord
+from streamproof.fakes.records import ModelCall, ToolCall
+from streamproof.standalone.ledger_lines import a2a_line, a2a_ready, model_line, tool_line
 
 __all__ = ["running"]  # the fixture, shared with test_proxy_command
 
@@ -42,7 +42,7 @@ LISTENING_TOOLS = r"^streamproof serve: fake tool service listening on (http://1
 
 
 def serve(*args: str) -> list[str]:
-    return [sys.executable, "-m", "harness.cli", "serve", *args]
+    return [sys.executable, "-m", "streamproof.cli", "serve", *args]
 
 
 def stopped_cleanly(process: Running, sig: signal.Signals, *ports: int) -> None:

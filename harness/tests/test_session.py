@@ -1,4 +1,5 @@
-"""The harness session starts each kind's environment once (harness/session.py): the first
+"""The harness session starts each kind's environment once (harness/streamproof/plugin/session.py):
+the first
 scenario's kind at once, and every other kind the session selected in the background, so a
 second suite's target start overlaps the first suite's scenarios; an environment that was
 never used is closed with the rest. Fake suites stand in for the real ones."""
@@ -12,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from harness import session as session_module
-from harness.capabilities import ScenarioSkipped
-from harness.session import HarnessSession
+from streamproof.core.capabilities import ScenarioSkipped
+from streamproof.plugin import session as session_module
+from streamproof.plugin.session import HarnessSession
 
 
 class _Env:

@@ -1,4 +1,5 @@
-"""Tests for harness.sse: one vector per spec rule, offsets, encode, and property tests."""
+"""Tests for streamproof.protocol.sse: one vector per spec rule, offsets, encode, and property
+tests."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.sse import Block, Decoder, Event, decode, encode, encode_comment
+from streamproof.protocol.sse import Block, Decoder, Event, decode, encode, encode_comment
 
 # ---------------------------------------------------------------------------------------------
 # helpers

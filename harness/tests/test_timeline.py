@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.timeline import Lane, Timeline, TimelineItem
+from streamproof.core.timeline import Lane, Timeline, TimelineItem
 
 LANES = (Lane(id="client", label="client"), Lane(id="link", label="A2A link"))
 
@@ -50,8 +50,8 @@ def test_lines_print_scenario_time_first_and_real_time_beside_it() -> None:
 
 
 def test_failure_items_land_at_their_moment_or_the_end_with_a_short_label() -> None:
-    from harness.timeline import failure_items
-    from harness.verdicts import Level, Outcome, Verdict
+    from streamproof.core.timeline import failure_items
+    from streamproof.core.verdicts import Level, Outcome, Verdict
 
     verdicts = [
         Verdict(

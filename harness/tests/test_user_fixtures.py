@@ -1,4 +1,5 @@
-"""The fixtures shipped for users' own tests (harness/pytest_fixtures.py, harness/testing.py).
+"""The fixtures shipped for users' own tests (harness/streamproof/plugin/fixtures.py,
+harness/streamproof/testing.py).
 
 The fresh-project tests run pytest in a subprocess from a folder holding only a test file, so
 the fixtures come from the installed ``pytest11`` entry point, not from any conftest of ours.
@@ -19,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.testing import (
+from harness.tests.conftest import require_module
+from streamproof.testing import (
     TOOL_MARKER,
     A2AEnv,
     FakeA2A,
@@ -29,7 +31,6 @@ from harness.testing import (
     GatewayEnv,
     ScriptError,
 )
-from harness.tests.conftest import require_module
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = Path(__file__).parent / "data" / "user_fixtures_example.py"
@@ -163,9 +164,9 @@ def test_a_pytest_asyncio_test_in_a_fresh_project(pytester: pytest.Pytester) -> 
 
 def test_the_fixtures_module_is_cheap_to_import() -> None:
     code = (
-        "import sys, harness.pytest_fixtures; "
-        "heavy = [m for m in ('pydantic', 'aiohttp', 'yaml', 'harness.testing', "
-        "'harness.fakes.model') if m in sys.modules]; print(heavy)"
+        "import sys, streamproof.plugin.fixtures; "
+        "heavy = [m for m in ('pydantic', 'aiohttp', 'yaml', 'streamproof.testing', "
+        "'streamproof.fakes.model') if m in sys.modules]; print(heavy)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
@@ -257,7 +258,7 @@ def test_scripted_turns_are_answered_in_order_and_recorded(fakes: Fakes) -> None
 
 
 def test_a_reply_can_end_with_an_error_or_without_a_finish_reason(fakes: Fakes) -> None:
-    from harness.testing import stream_error, text
+    from streamproof.testing import stream_error, text
 
     fakes.reset_model()
     model = FakeModelServer(fakes)

@@ -1,8 +1,9 @@
-"""Verdicts (harness/verdicts.py): what a scenario's failing verdicts break, counted by kind."""
+"""Verdicts (harness/streamproof/core/verdicts.py): what a scenario's failing verdicts break,
+counted by kind."""
 
 from __future__ import annotations
 
-from harness.verdicts import Kind, Level, Outcome, Verdict, broken_summary
+from streamproof.core.verdicts import Kind, Level, Outcome, Verdict, broken_summary
 
 
 def _failed(requirement: str, kind: Kind) -> Verdict:

@@ -35,7 +35,7 @@ from fastapi import FastAPI, HTTPException  # noqa: E402
 from google.adk.agents.run_config import RunConfig, StreamingMode  # noqa: E402
 from google.adk.sessions import InMemorySessionService  # noqa: E402
 
-from harness.suites.gateway.reference.agent import AGENT_NAME, build_agent  # noqa: E402
+from streamproof.suites.gateway.reference.agent import AGENT_NAME, build_agent  # noqa: E402
 
 APP_NAME = AGENT_NAME
 """ADK's app name: ag-ui-adk's default is the root agent's name, said here once for both

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.bench import a2a_fanout
-from harness.bench.a2a_fanout import fd_budget, main
+from streamproof.bench import a2a_fanout
+from streamproof.bench.a2a_fanout import fd_budget, main
 
 ROWS = (
     "events/s",

@@ -1,9 +1,10 @@
-"""The flake table's arithmetic (harness/bench/flakes.py): which failures a results.json names,
+"""The flake table's arithmetic (harness/streamproof/bench/flakes.py): which failures a
+results.json names,
 and how runs fold into rows; the runs themselves are the benchmark's, not a test's."""
 
 from __future__ import annotations
 
-from harness.bench.flakes import RunResult, failures_of, summarise, table
+from streamproof.bench.flakes import RunResult, failures_of, summarise, table
 
 
 def test_failures_name_the_scenario_and_the_broken_rule() -> None:

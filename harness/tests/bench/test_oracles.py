@@ -1,4 +1,5 @@
-"""The differential of a run (harness/bench/oracles.py), read from a results.json: every ag-ui and
+"""The differential of a run (harness/streamproof/bench/oracles.py), read from a results.json:
+every ag-ui and
 ai-sdk-ui stream compared, what cannot be compared said with its reason, an unexplained
 disagreement failing, and bad input refused with a message. The suite runs themselves are the
 tool's, not a test's (README of the oracles: the tables for the references and ag-ui-adk)."""
@@ -11,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from harness.bench.oracles import compare_results, main, render
-from harness.suites.gateway.oracles.ag_ui_validate import installed_version
-from harness.suites.gateway.oracles.mapping import AI, CLIENT, VALIDATE
-from harness.suites.gateway.oracles.node_script import require_installed
-from harness.suites.gateway.profiles.registry import check_gateway
 from harness.tests.conftest import require_oracle
 from harness.tests.suites.gateway.oracles.captured import hand_written
-from harness.verdicts import Outcome
+from streamproof.bench.oracles import compare_results, main, render
+from streamproof.core.verdicts import Outcome
+from streamproof.suites.gateway.oracles.ag_ui_validate import installed_version
+from streamproof.suites.gateway.oracles.mapping import AI, CLIENT, VALIDATE
+from streamproof.suites.gateway.oracles.node_script import require_installed
+from streamproof.suites.gateway.profiles.registry import check_gateway
 
 
 def _oracles() -> None:

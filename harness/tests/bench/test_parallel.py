@@ -1,4 +1,5 @@
-"""The parallel bench's arithmetic and verdict comparison (harness/bench/parallel.py): what a
+"""The parallel bench's arithmetic and verdict comparison (harness/streamproof/bench/parallel.py):
+what a
 results.json's verdicts are, which differ between a serial and a parallel run, the ratio and
 the table; the runs themselves are the benchmark's, not a test's."""
 
@@ -6,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.bench.parallel import RunResult, differences, ratio, slowest, table, verdicts_of
+from streamproof.bench.parallel import RunResult, differences, ratio, slowest, table, verdicts_of
 
 RESULTS: dict[str, Any] = {
     "scenarios": [

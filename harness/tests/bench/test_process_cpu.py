@@ -6,15 +6,15 @@ import sys
 
 import pytest
 
-from harness.bench import process_cpu
-from harness.bench.process_cpu import kind_of
+from streamproof.bench import process_cpu
+from streamproof.bench.process_cpu import kind_of
 
 
 def test_kinds_by_command_line() -> None:
-    assert kind_of("/x/.venv/bin/python -m harness.suites.gateway.reference.server") == (
+    assert kind_of("/x/.venv/bin/python -m streamproof.suites.gateway.reference.server") == (
         "reference gateway"
     )
-    assert kind_of("/x/.venv/bin/python -m harness.cli run scenarios") == "streamproof run"
+    assert kind_of("/x/.venv/bin/python -m streamproof run scenarios") == "streamproof run"
     assert kind_of("/x/.venv/bin/streamproof run --target t.yaml") == "streamproof run"
     assert kind_of("java -jar target/streamproof-java-client.jar") == "Java"
     assert kind_of("/x/python -u -c import sys;exec(eval(sys.stdin.readline()))") == (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.bench.proxy_throughput import main
+from streamproof.bench.proxy_throughput import main
 
 
 def test_a_small_run_prints_each_path_and_its_ratio(capsys: pytest.CaptureFixture[str]) -> None:

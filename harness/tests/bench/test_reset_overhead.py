@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.bench.reset_overhead import KINDS, main
+from streamproof.bench.reset_overhead import KINDS, main
 
 
 @pytest.mark.slow  # a whole benchmark (servers, processes), if tiny

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from harness.bench.suite_run import KILLED, run_suite
+from streamproof.bench.suite_run import KILLED, run_suite
 
 
 def test_a_run_of_a_missing_selection_is_bad_input_with_its_report(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.bench.test_time import (
+from streamproof.bench.test_time import (
     compare,
     fixture_table,
     load,
@@ -127,7 +127,7 @@ def test_the_plugin_records_each_phase_and_fixture(tmp_path: Path) -> None:
             "-m",
             "pytest",
             "-p",
-            "harness.bench.test_time_plugin",
+            "streamproof.bench.test_time_plugin",
             "-q",
             "-p",
             "no:cacheprovider",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.explore.reproducer import (
+from streamproof.explore.reproducer import (
     Provenance,
     file_name,
     has_link_faults,
@@ -14,7 +14,7 @@ from harness.explore.reproducer import (
     reproducer_text,
     with_plan,
 )
-from harness.suites.loading import parse_scenarios
+from streamproof.suites.loading import parse_scenarios
 
 ROOT = Path(__file__).resolve().parents[3]
 SUMMARY = ROOT / "scenarios" / "a2a_client" / "summary_survives_proxy_timeout.yaml"
@@ -79,8 +79,8 @@ def test_the_reproducer_loads_with_its_plan_and_says_how_it_was_found() -> None:
 
 
 def test_elements_are_written_as_plain_scenario_yaml() -> None:
-    from harness.explore.search import load_scenario
-    from harness.protocol.gemini import ErrorChunk
+    from streamproof.explore.search import load_scenario
+    from streamproof.protocol.gemini import ErrorChunk
 
     worked = ROOT / "scenarios" / "gateway" / "worked_example.yaml"
     scenario, _ = load_scenario(str(worked))  # both turns replay fixtures
@@ -118,7 +118,7 @@ def test_elements_are_written_as_plain_scenario_yaml() -> None:
 
 
 def test_a_split_and_a_delay_keep_the_turn_s_text() -> None:
-    from harness.explore.reproducer import changed_turn
+    from streamproof.explore.reproducer import changed_turn
 
     turn = {"chunks": [{"text": "Hello "}, {"text": "world."}], "finish_reason": "STOP"}
     split = changed_turn(turn, {"turn": 1, "split": 2})
@@ -132,7 +132,7 @@ def test_a_split_and_a_delay_keep_the_turn_s_text() -> None:
 
 
 def test_a_slower_task_moves_its_later_steps() -> None:
-    from harness.explore.reproducer import later_steps
+    from streamproof.explore.reproducer import later_steps
 
     happy = ROOT / "scenarios" / "a2a_client" / "happy_path_1_0_wire.yaml"
     data = yaml.safe_load(happy.read_text(encoding="utf-8"))

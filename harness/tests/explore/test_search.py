@@ -14,23 +14,23 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.cli import main
-from harness.explore.search import (
+from harness.tests.conftest import require_module
+from streamproof.cli import main
+from streamproof.explore.search import (
     EXIT_BAD_INPUT,
     EXIT_FOUND,
     EXIT_NOTHING,
     Options,
     explore,
 )
-from harness.mutants import failed_requirements
-from harness.suites.loading import load_scenarios
-from harness.tests.conftest import require_module
+from streamproof.mutants.matrix import failed_requirements
+from streamproof.suites.loading import load_scenarios
 
 # End to end (real targets, whole runs): scheduled first under xdist (see conftest).
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[3]
-CLI = (sys.executable, "-m", "harness.cli")
+CLI = (sys.executable, "-m", "streamproof.cli")
 HAPPY = ROOT / "scenarios" / "a2a_client" / "happy_path_1_0_wire.yaml"
 
 
@@ -146,11 +146,13 @@ def test_the_reference_breaks_nothing_within_a_small_budget(tmp_path: Path) -> N
 
 
 def test_the_scenario_may_be_named_by_its_bundled_id(monkeypatch: pytest.MonkeyPatch) -> None:
-    import harness.bundled
-    from harness.explore.search import load_scenario
+    import streamproof.runtime.bundled
+    from streamproof.explore.search import load_scenario
 
     # This tree's suites, whichever checkout the installed package points at.
-    monkeypatch.setattr(harness.bundled, "bundled_scenarios", lambda: ROOT / "scenarios")
+    monkeypatch.setattr(
+        streamproof.runtime.bundled, "bundled_scenarios", lambda: ROOT / "scenarios"
+    )
 
     scenario, had_faults = load_scenario("a2a_client/summary-survives-proxy-timeout")
     assert had_faults and scenario.space.links == ("a2a",)
@@ -182,7 +184,7 @@ def test_a_file_of_several_scenarios_is_refused(tmp_path: Path) -> None:
     code, _out, err = _explore(Options(scenario=str(two), out=tmp_path))
     assert code == EXIT_BAD_INPUT
     assert "holds 2 scenarios" in err and "name one of them by its id" in err
-    from harness.explore.search import load_scenario
+    from streamproof.explore.search import load_scenario
 
     scenario, _ = load_scenario(f"{two}::a2a_client/other")
     assert scenario.id == "a2a_client/other" and scenario.data["id"] == "a2a_client/other"
@@ -239,8 +241,8 @@ def test_ctrl_c_stops_the_search_and_leaves_no_process(tmp_path: Path) -> None:
 def test_a_scenario_that_replays_a_fixture_keeps_it_from_anywhere(tmp_path: Path) -> None:
     """The reproducer lands in reports/explore/, not beside the scenario: its canned stream is
     named by the file it resolved to, so it loads wherever it is written."""
-    from harness.explore.search import load_scenario
-    from harness.suites.loading import load_scenarios
+    from streamproof.explore.search import load_scenario
+    from streamproof.suites.loading import load_scenarios
 
     story = ROOT / "scenarios" / "a2a_client" / "summary_survives_proxy_timeout.yaml"
     scenario, _ = load_scenario(str(story))
@@ -259,7 +261,7 @@ PLAIN = ROOT / "scenarios" / "gateway" / "plain_streamed_answer.yaml"
 
 
 def _verdict(requirement: str, level: str, outcome: str) -> Any:
-    from harness.verdicts import Level, Outcome, Verdict
+    from streamproof.core.verdicts import Level, Outcome, Verdict
 
     return Verdict(
         requirement=requirement,
@@ -270,7 +272,7 @@ def _verdict(requirement: str, level: str, outcome: str) -> Any:
 
 
 def test_strict_counts_the_shoulds_not_met_as_run_strict_does() -> None:
-    from harness.explore.search import must_failures
+    from streamproof.explore.search import must_failures
 
     verdicts = [
         _verdict("GW-ERROR-FRAME", "MUST", "fail"),
@@ -294,7 +296,7 @@ class _FakeRuns:
         self.runs: list[tuple[str, str]] = []
 
     def __call__(self, plan: dict[str, Any], env: Any = None) -> dict[str, str]:
-        from harness.explore.space import LEAVE, describe_plan
+        from streamproof.explore.space import LEAVE, describe_plan
 
         on = "reference" if env is self.REFERENCE else "target"
         self.runs.append((on, describe_plan(plan)))
@@ -309,8 +311,8 @@ class _FakeRuns:
 def _fake_explorer(
     opts: Options, monkeypatch: pytest.MonkeyPatch, err: io.StringIO
 ) -> tuple[Any, Any, _FakeRuns]:
-    from harness.explore import search
-    from harness.loop import BackgroundLoop
+    from streamproof.explore import search
+    from streamproof.runtime.loop import BackgroundLoop
 
     scenario, _ = search.load_scenario(opts.scenario)
     loop = BackgroundLoop()
@@ -326,7 +328,7 @@ def _fake_explorer(
 def test_screening_skips_what_the_reference_breaks_too_and_searches_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.explore import search
+    from streamproof.explore import search
 
     opts = Options(
         scenario=str(PLAIN),
@@ -361,7 +363,7 @@ def test_screening_skips_what_the_reference_breaks_too_and_searches_on(
 def test_without_screening_a_plan_the_reference_breaks_too_is_the_finding(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.explore import search
+    from streamproof.explore import search
 
     opts = Options(scenario=str(PLAIN), seed=4, max_examples=150, out=tmp_path)
     err, out = io.StringIO(), io.StringIO()
@@ -377,7 +379,7 @@ def test_without_screening_a_plan_the_reference_breaks_too_is_the_finding(
 def test_requirement_holds_out_for_that_requirement(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.explore import search
+    from streamproof.explore import search
 
     opts = Options(
         scenario=str(PLAIN),
@@ -411,11 +413,11 @@ def test_a_bad_requirement_exits_2_naming_it(
 
 
 def test_a_target_that_does_not_start_exits_3(tmp_path: Path) -> None:
-    from harness.explore.search import EXIT_TARGET
+    from streamproof.explore.search import EXIT_TARGET
 
-    reference = ROOT / "harness" / "suites" / "gateway" / "reference-gateway.yaml"
+    reference = ROOT / "harness" / "streamproof" / "suites" / "gateway" / "reference-gateway.yaml"
     text = reference.read_text(encoding="utf-8")
-    command = 'command: ["{python}", "-m", "harness.suites.gateway.reference.server"]'
+    command = 'command: ["{python}", "-m", "streamproof.suites.gateway.reference.server"]'
     assert command in text
     target = tmp_path / "gone.yaml"
     target.write_text(
@@ -447,8 +449,8 @@ def test_the_screening_reference_is_the_bundled_one_or_the_target_without_its_bu
     expected: str | None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from harness.explore import search
-    from harness.loop import BackgroundLoop
+    from streamproof.explore import search
+    from streamproof.runtime.loop import BackgroundLoop
 
     started: list[tuple[str | None, str | None]] = []
 

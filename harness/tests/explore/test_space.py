@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from hypothesis import find, given, settings
 
-from harness.durations import parse_duration
-from harness.explore.space import (
+from streamproof.core.durations import parse_duration
+from streamproof.explore.space import (
     BROWSER_ACTIONS,
     LEAVE,
     MAX_FAULTS,
@@ -22,7 +22,7 @@ from harness.explore.space import (
     plans,
     single_elements,
 )
-from harness.faults.plan import Fault, parse_plan
+from streamproof.faults.plan import Fault, parse_plan
 
 A2A = Space(("a2a",), 30.0, a2a_matches("0.3"), active=5.0, events=5)
 GATEWAY = Space(("browser", "model"), 30.0, events=15, only={"browser": BROWSER_ACTIONS})

@@ -1,12 +1,13 @@
-"""fault.fired (harness/faults/fired.py): each planned fault fired, or the run says it did not,
+"""fault.fired (harness/streamproof/faults/fired.py): each planned fault fired, or the run says it
+did not,
 and then the scenario's own requirements and expectations that passed are not a pass."""
 
 from __future__ import annotations
 
-from harness.faults.fired import FAULT_FIRED, fault_fired_verdicts, judge_fault_plan
-from harness.faults.plan import parse_plan
-from harness.faults.records import FaultRef, LinkEvent
-from harness.verdicts import Kind, Level, Outcome, Verdict
+from streamproof.core.verdicts import Kind, Level, Outcome, Verdict
+from streamproof.faults.fired import FAULT_FIRED, fault_fired_verdicts, judge_fault_plan
+from streamproof.faults.plan import parse_plan
+from streamproof.faults.records import FaultRef, LinkEvent
 
 PLAN = parse_plan(
     [

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.faults.records import FaultRef, LinkEvent
-from harness.faults.timeline import link_fault_items, merge_bursts
-from harness.timeline import TimelineItem
+from streamproof.core.timeline import TimelineItem
+from streamproof.faults.records import FaultRef, LinkEvent
+from streamproof.faults.timeline import link_fault_items, merge_bursts
 
 
 def _event(t: float, kind: str, *, request: int = 0, **fields: Any) -> LinkEvent:

@@ -2,5 +2,5 @@
 
 They keep the conformance suites honest: the minimal gateway and the 0.3 client are correct
 and must pass every MUST; the broken ones must fail. None of them is derived from
-the bundled references (``harness.suites.*.reference``).
+the bundled references (``streamproof.suites.*.reference``).
 """

@@ -1,9 +1,9 @@
 """A real a2a-sdk 1.3 server that plays one of the fake A2A server's scripts.
 
 The differential test (``harness/tests/test_fakes_a2a_differential.py``) sends the same
-requests to :class:`~harness.fakes.a2a.FakeA2AServer` and to this server and compares what
+requests to :class:`~streamproof.fakes.a2a.FakeA2AServer` and to this server and compares what
 comes back. For the comparison to mean anything both must play the same timeline, so this
-module turns an :class:`~harness.fakes.a2a.script.A2AScript` into an a2a-sdk
+module turns an :class:`~streamproof.fakes.a2a.script.A2AScript` into an a2a-sdk
 ``AgentExecutor``: the Task snapshot first (SUBMITTED, the user message in its history), then
 each status and artifact step at its scenario time times ``time_scale``, an interrupted state's
 ``follow_up`` when the client answers it, or a direct Message for a ``reply`` script. Heartbeat
@@ -33,8 +33,8 @@ from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, 
 from a2a.types import TaskState as SdkState
 from starlette.applications import Starlette
 
-from harness.fakes.a2a.script import A2AScript, ArtifactStep, StatusStep, Step
-from harness.protocol.a2a import TaskState
+from streamproof.fakes.a2a.script import A2AScript, ArtifactStep, StatusStep, Step
+from streamproof.protocol.a2a import TaskState
 
 __all__ = ["ScriptedAgent", "scripted_app", "serve_scripted"]
 

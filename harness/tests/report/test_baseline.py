@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from harness.report.baseline import (
+from streamproof.core.verdicts import Kind, Level, Outcome, Verdict
+from streamproof.report.baseline import (
     REASON_LIMIT,
     Baseline,
     BaselineError,
@@ -25,9 +26,8 @@ from harness.report.baseline import (
     one_line_reason,
     parse_baseline,
 )
-from harness.report.console import render_baseline, render_summary
-from harness.report.results import results_report
-from harness.verdicts import Kind, Level, Outcome, Verdict
+from streamproof.report.console import render_baseline, render_summary
+from streamproof.report.results import results_report
 
 GOOD = """\
 # known failures of our gateway

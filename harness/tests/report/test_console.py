@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.report.console import render_summary
+from streamproof.report.console import render_summary
 
 
 def _report() -> dict[str, object]:
@@ -56,7 +56,7 @@ def test_an_interrupted_scenario_is_named_and_not_offered_for_a_rerun() -> None:
 
 
 def test_the_counts_name_the_faults_when_a_scenario_planned_one() -> None:
-    from harness.report.console import render_counts
+    from streamproof.report.console import render_counts
 
     counts = {
         "requirement": {"pass": 3, "fail": 0, "non-strict": 0, "not-applicable": 1, "skip": 0},

@@ -9,10 +9,10 @@ import json
 from html.parser import HTMLParser
 from typing import Any
 
-from harness.report.html import GENERATOR, anchor, cell_state, render_html, rerun_command
-from harness.report.results import dumps_results, results_report
-from harness.timeline import Lane, Timeline, TimelineItem
-from harness.verdicts import Kind, Level, Outcome, Verdict
+from streamproof.core.timeline import Lane, Timeline, TimelineItem
+from streamproof.core.verdicts import Kind, Level, Outcome, Verdict
+from streamproof.report.html import GENERATOR, anchor, cell_state, render_html, rerun_command
+from streamproof.report.results import dumps_results, results_report
 
 _VOID = {"meta", "br", "hr", "img", "input", "link", "col", "area", "base", "source", "wbr"}
 

@@ -7,7 +7,7 @@ import json
 import platform
 from importlib import metadata
 
-from harness.report.provenance import PACKAGES, package_version, provenance, streamproof_version
+from streamproof.report.provenance import PACKAGES, package_version, provenance, streamproof_version
 
 
 def test_versions_are_the_installed_ones() -> None:

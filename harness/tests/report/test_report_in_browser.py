@@ -49,7 +49,7 @@ def _run(scenario: Path, report_dir: Path) -> None:
     machine without it skips before spending the run)."""
     chromium()
     require_module("playwright.sync_api")
-    command = [sys.executable, "-m", "harness.cli", "run", str(scenario)]
+    command = [sys.executable, "-m", "streamproof.cli", "run", str(scenario)]
     run = subprocess.run(
         [*command, "--report-dir", str(report_dir), "-q"],
         cwd=ROOT,

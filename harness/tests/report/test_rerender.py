@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.report.html import render_html
-from harness.report.rerender import (
+from harness.tests.report.test_html import TIMELINE, _report
+from streamproof.report.html import render_html
+from streamproof.report.rerender import (
     ReportInputError,
     default_html_path,
     load_report,
     rerender,
     show,
 )
-from harness.report.results import write_results
-from harness.tests.report.test_html import TIMELINE, _report
+from streamproof.report.results import write_results
 
 
 @pytest.fixture

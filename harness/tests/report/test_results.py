@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.report.results import dumps_results, results_report, write_results
-from harness.verdicts import Kind, Level, Outcome, Verdict
+from streamproof.core.verdicts import Kind, Level, Outcome, Verdict
+from streamproof.report.results import dumps_results, results_report, write_results
 
 VERDICTS = [
     Verdict(requirement="GW-SSE-RESPONSE", level=Level.MUST, outcome=Outcome.PASS, message="ok"),
@@ -111,7 +111,7 @@ def _summary(records: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
 
 
 def test_the_summary_counts_every_kind_of_failure_and_ok_agrees() -> None:
-    from harness.report.results import summary_line
+    from streamproof.report.results import summary_line
 
     records = [
         {"id": "a", "outcome": "failed", "verdicts": [_verdict("GW-AUTH", Outcome.FAIL)]},

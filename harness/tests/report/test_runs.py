@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.report.runs import (
+from streamproof.report.runs import (
     LATEST,
     RUNS,
     latest_run,

@@ -8,7 +8,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from harness.report.svg import (
+from streamproof.core.timeline import MAX_ITEMS, Lane, Timeline, TimelineItem
+from streamproof.report.svg import (
     ARROWHEAD,
     BOTTOM,
     HATCH,
@@ -21,7 +22,6 @@ from harness.report.svg import (
     tick_step,
     timeline_svg,
 )
-from harness.timeline import MAX_ITEMS, Lane, Timeline, TimelineItem
 
 NS = "{http://www.w3.org/2000/svg}"
 LANES = (

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
-from harness.suites.a2a_client.scenario import A2AClientScenario
-from harness.suites.fixture_files import resolve_fixture
-from harness.suites.gateway.scenario import GatewayScenario
-from harness.suites.loading import ScenarioError, load_scenarios
+from streamproof.cli import main
+from streamproof.suites.a2a_client.scenario import A2AClientScenario
+from streamproof.suites.fixture_files import resolve_fixture
+from streamproof.suites.gateway.scenario import GatewayScenario
+from streamproof.suites.loading import ScenarioError, load_scenarios
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "fixtures"
@@ -63,8 +63,8 @@ def test_a_path_is_found_from_the_scenario_folder_upward(tmp_path: Path) -> None
 def test_a_bundled_scenario_copied_elsewhere_keeps_its_shipped_streams(tmp_path: Path) -> None:
     """A team copies a bundled scenario into its own folder, with no fixtures/ above it: its
     ``fixtures/...`` paths fall back to the canned streams streamproof ships."""
-    from harness.bundled import bundled_scenarios
-    from harness.suites.fixture_files import FIXTURE_PACKAGE
+    from streamproof.runtime.bundled import bundled_scenarios
+    from streamproof.suites.fixture_files import FIXTURE_PACKAGE
 
     shipped = bundled_scenarios(FIXTURE_PACKAGE)
     assert shipped is not None

@@ -8,18 +8,23 @@ from typing import Any
 
 import pytest
 
-from harness.suites.input_files import (
+from streamproof.suites.input_files import (
     check_file,
     is_target_document,
     scenario_only_keys,
     target_only_keys,
 )
-from harness.suites.loading import ScenarioIds
+from streamproof.suites.loading import ScenarioIds
 
 ROOT = Path(__file__).resolve().parents[3]
 REFERENCE_TARGETS = {
-    ROOT / "harness" / "suites" / "gateway" / "reference-gateway.yaml": "gateway",
-    ROOT / "harness" / "suites" / "a2a_client" / "reference-client.yaml": "a2a-client",
+    ROOT / "harness" / "streamproof" / "suites" / "gateway" / "reference-gateway.yaml": "gateway",
+    ROOT
+    / "harness"
+    / "streamproof"
+    / "suites"
+    / "a2a_client"
+    / "reference-client.yaml": "a2a-client",
 }
 
 

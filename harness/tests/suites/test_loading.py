@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.protocol.gemini import CallChunk, ErrorChunk, TextChunk
-from harness.suites.gateway.scenario import GatewayScenario
-from harness.suites.loading import ScenarioError, ScenarioIds, load_scenarios, parse_scenarios
+from streamproof.protocol.gemini import CallChunk, ErrorChunk, TextChunk
+from streamproof.suites.gateway.scenario import GatewayScenario
+from streamproof.suites.loading import ScenarioError, ScenarioIds, load_scenarios, parse_scenarios
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 
@@ -373,7 +373,7 @@ def test_libyaml_composes_the_same_data_and_lines_and_a_refused_file_keeps_pytho
     problem must quote the pure-Python parser's message, as before."""
     import yaml
 
-    from harness.suites import loading
+    from streamproof.suites import loading
 
     if not yaml.__with_libyaml__:
         pytest.skip("PyYAML without LibYAML: the pure-Python parser is the only one")

@@ -11,14 +11,14 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator, ValidationError
 
-from harness.suites.loading import ScenarioError, parse_scenarios
-from harness.suites.schema import DIALECT, scenario_schema, target_schema
+from streamproof.suites.loading import ScenarioError, parse_scenarios
+from streamproof.suites.schema import DIALECT, scenario_schema, target_schema
 
 ROOT = Path(__file__).resolve().parents[3]
 SCENARIO_FILES = sorted((ROOT / "scenarios").rglob("*.yaml"))
 TARGET_FILES = sorted(
     [
-        *(ROOT / "harness" / "suites").glob("*/reference-*.yaml"),
+        *(ROOT / "harness" / "streamproof" / "suites").glob("*/reference-*.yaml"),
         *(ROOT / "harness" / "tests" / "independent").glob("*.yaml"),
     ]
 )

@@ -23,11 +23,11 @@ from typing import Any
 import aiohttp
 import pytest
 
-from harness.fakes.model import FakeModel
-from harness.fakes.tools import FakeTools
-from harness.targets.errors import TargetError
 from harness.tests import ag_ui_adk
 from harness.tests.ag_ui_adk import DATA, Capture, events, history, post_run, run_input
+from streamproof.fakes.model import FakeModel
+from streamproof.fakes.tools import FakeTools
+from streamproof.targets.errors import TargetError
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -148,7 +148,7 @@ def test_the_bundled_suite_judges_ag_ui_adk_as_its_readme_says(tmp_path: Path) -
         [
             sys.executable,
             "-m",
-            "harness.cli",
+            "streamproof.cli",
             "run",
             str(ROOT / "scenarios" / "gateway"),
             "--target",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from harness.targets.bugs import BugNames, bugs_need_bug_env, check_bug
-from harness.targets.errors import TargetConfigError
+from streamproof.targets.bugs import BugNames, bugs_need_bug_env, check_bug
+from streamproof.targets.errors import TargetConfigError
 
 
 class _Listed(BaseModel):

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.suites.a2a_client.target import load_client_target
-from harness.suites.gateway.target import load_target
-from harness.targets import build as build_module
-from harness.targets.build import STAMP, Build, ensure_built
-from harness.targets.errors import TargetConfigError, TargetError
+from streamproof.suites.a2a_client.target import load_client_target
+from streamproof.suites.gateway.target import load_target
+from streamproof.targets import build as build_module
+from streamproof.targets.build import STAMP, Build, ensure_built
+from streamproof.targets.errors import TargetConfigError, TargetError
 
 # Appends a line to count.txt (one per build run) and writes out/app.txt from src/.
 _COUNTING = (

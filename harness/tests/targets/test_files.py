@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.suites.a2a_client.target import ClientTarget
-from harness.suites.gateway.target import GatewayTarget
-from harness.targets.errors import TargetConfigError
-from harness.targets.files import load_target_file
-from harness.targets.process import TargetProcess
+from streamproof.suites.a2a_client.target import ClientTarget
+from streamproof.suites.gateway.target import GatewayTarget
+from streamproof.targets.errors import TargetConfigError
+from streamproof.targets.files import load_target_file
+from streamproof.targets.process import TargetProcess
 
 
 def test_a_relative_cwd_is_taken_from_the_target_files_folder(tmp_path: Path) -> None:

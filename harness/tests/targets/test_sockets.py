@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.targets.sockets import group_members, group_owns_listener, listener_pids
+from streamproof.targets.sockets import group_members, group_owns_listener, listener_pids
 
 LINUX = Path("/proc/self/stat").exists()
 

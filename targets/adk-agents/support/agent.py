@@ -2,7 +2,7 @@
 
 The same ``support`` agent, ``lookupOrder`` tool (POSTing to ``$STREAMPROOF_TOOL_URL``) and
 sub-agents (``billing`` by transfer, ``courier`` as a tool) that the reference gateway runs
-(:func:`harness.suites.gateway.reference.agent.build_agent`), so a verdict that differs between
+(:func:`streamproof.suites.gateway.reference.agent.build_agent`), so a verdict that differs between
 the two targets comes from the server in front of the agent, not from the agent. The model is
 Gemini reached through ``GOOGLE_GEMINI_BASE_URL``, which streamproof points at its fake.
 """
@@ -11,6 +11,6 @@ from __future__ import annotations
 
 import os
 
-from harness.suites.gateway.reference.agent import build_agent
+from streamproof.suites.gateway.reference.agent import build_agent
 
 root_agent = build_agent(os.environ["STREAMPROOF_TOOL_URL"])

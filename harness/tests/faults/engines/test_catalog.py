@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.faults.engines import ENGINES, EngineUnavailable, engine_support, open_engine
-from harness.faults.engines.catalog import TABLE_END, TABLE_START, engines_table
-from harness.faults.plan import parse_plan
+from streamproof.faults.engines import ENGINES, EngineUnavailable, engine_support, open_engine
+from streamproof.faults.engines.catalog import TABLE_END, TABLE_START, engines_table
+from streamproof.faults.plan import parse_plan
 
 ROOT = Path(__file__).resolve().parents[4]
 

@@ -7,8 +7,8 @@ connection reset, a stall ends in the client's read timeout, a refused connectio
 connect) and what the link recorded (how the response ended and by whom, and exactly the events
 the client got, never one more). A case runs for an engine only when the engine declares every
 item of its plan exact or approximate (``catalog``); for an item it rejects, the rejection is
-asserted instead. A new engine joins by being importable as ``harness.faults.engines.<name>``
-and openable with :func:`~harness.faults.engines.open_engine`; one this machine cannot run is
+asserted instead. A new engine joins by being importable as ``streamproof.faults.engines.<name>``
+and openable with :func:`~streamproof.faults.engines.open_engine`; one this machine cannot run is
 skipped, or fails under ``STREAMPROOF_REQUIRE_ALL=1``.
 
 Timing: durations are tens to hundreds of milliseconds with wide bounds, every wait is bounded,
@@ -32,18 +32,18 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from harness import sse
-from harness.faults.engines import ENGINES, Engine, FaultLink, engine_support
-from harness.faults.engines.support import PLAN_ITEMS, Support, items_of
-from harness.faults.plan import parse_plan
-from harness.faults.records import LinkEvent
 from harness.tests.conftest import require_engine
+from streamproof.faults.engines import ENGINES, Engine, FaultLink, engine_support
+from streamproof.faults.engines.support import PLAN_ITEMS, Support, items_of
+from streamproof.faults.plan import parse_plan
+from streamproof.faults.records import LinkEvent
+from streamproof.protocol import sse
 
 on_module_loop = pytest.mark.asyncio(loop_scope="module")
 
 CLIENTS = ("aiohttp", "httpx")
 BUILT = tuple(
-    name for name in ENGINES if importlib.util.find_spec(f"harness.faults.engines.{name}")
+    name for name in ENGINES if importlib.util.find_spec(f"streamproof.faults.engines.{name}")
 )
 """The engines this streamproof carries out (the others are only declared so far)."""
 
@@ -630,7 +630,7 @@ def quiet_logs(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
     noisy = [
         f"{r.name}: {r.getMessage()}"
         for r in caplog.records
-        if r.levelno >= logging.WARNING and r.name.startswith(("aiohttp", "asyncio", "harness"))
+        if r.levelno >= logging.WARNING and r.name.startswith(("aiohttp", "asyncio", "streamproof"))
     ]
     assert not noisy, noisy
 

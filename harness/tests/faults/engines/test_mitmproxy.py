@@ -4,7 +4,7 @@ it, what its links record, and what it declares it cannot do.
 Every plan item the catalog declares exact or approximate for mitmproxy is run here through a
 real mitmproxy 12.3.1 master in the test's event loop, against the small aiohttp upstream of the
 inline engine's tests (canned event streams with exact bytes), and checked against the client
-signatures of research/engines.md §3 and the link records of :mod:`harness.faults.records`.
+signatures of research/engines.md §3 and the link records of :mod:`streamproof.faults.records`.
 Timings are tens of milliseconds with wide upper bounds; waits are on records, not on sleeps.
 """
 
@@ -26,9 +26,6 @@ import httpx
 import pytest
 from aiohttp import web
 
-from harness.faults.engines import EngineUnavailable, engine_support, open_engine
-from harness.faults.plan import parse_plan
-from harness.faults.records import LinkEvent
 from harness.tests.conftest import require_module
 from harness.tests.test_faults_proxy import (
     Upstream,
@@ -38,9 +35,12 @@ from harness.tests.test_faults_proxy import (
     via_aiohttp,
     via_httpx,
 )
+from streamproof.faults.engines import EngineUnavailable, engine_support, open_engine
+from streamproof.faults.plan import parse_plan
+from streamproof.faults.records import LinkEvent
 
 if TYPE_CHECKING:
-    from harness.faults.engines.mitmproxy import MitmproxyEngine, MitmproxyLink
+    from streamproof.faults.engines.mitmproxy import MitmproxyEngine, MitmproxyLink
 
 CLIENTS = ["aiohttp", "httpx"]
 CUT = {"when": {"after_event": 4}}
@@ -64,7 +64,7 @@ def quiet_logs(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
         f"{r.name}: {r.getMessage()}"
         for r in records
         if r.levelno >= logging.WARNING
-        and r.name.startswith(("aiohttp", "asyncio", "harness", "mitmproxy"))
+        and r.name.startswith(("aiohttp", "asyncio", "streamproof", "mitmproxy"))
     ]
     assert not noisy, noisy
 
@@ -80,7 +80,7 @@ async def upstream() -> AsyncIterator[Upstream]:
 @pytest.fixture
 async def engine() -> AsyncIterator[MitmproxyEngine]:
     require_module("mitmproxy")
-    from harness.faults.engines.mitmproxy import MitmproxyEngine
+    from streamproof.faults.engines.mitmproxy import MitmproxyEngine
 
     started = open_engine("mitmproxy")
     assert isinstance(started, MitmproxyEngine)
@@ -134,7 +134,7 @@ async def test_a_link_starts_and_stops_without_leaving_a_task_a_port_or_a_folder
     users_mitmproxy = Path.home() / ".mitmproxy"
     existed = users_mitmproxy.exists()
     before = asyncio.all_tasks()
-    from harness.faults.engines.mitmproxy import MitmproxyEngine
+    from streamproof.faults.engines.mitmproxy import MitmproxyEngine
 
     t0 = time.monotonic()
     engine = open_engine("mitmproxy")
@@ -170,7 +170,7 @@ async def test_a_link_starts_and_stops_without_leaving_a_task_a_port_or_a_folder
 
 async def test_engines_and_links_share_one_master(upstream: Upstream) -> None:
     require_module("mitmproxy")
-    from harness.faults.engines.mitmproxy import MitmproxyEngine
+    from streamproof.faults.engines.mitmproxy import MitmproxyEngine
 
     first, second = open_engine("mitmproxy"), open_engine("mitmproxy")
     assert isinstance(first, MitmproxyEngine) and isinstance(second, MitmproxyEngine)
@@ -860,7 +860,7 @@ async def test_client_streams_finds_the_socket_of_a_live_client(
 ) -> None:
     from mitmproxy.connection import Client
 
-    from harness.faults.engines.mitmproxy_wire import client_streams
+    from streamproof.faults.engines.mitmproxy_wire import client_streams
 
     class Peek:
         name = "peek"
@@ -905,7 +905,7 @@ async def test_end_connection_sends_what_it_says_after_the_written_bytes(
     how: str, seen: str
 ) -> None:
     require_module("mitmproxy")
-    from harness.faults.engines.mitmproxy_wire import end_connection
+    from streamproof.faults.engines.mitmproxy_wire import end_connection
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.write(b"x" * 20_000)

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import pytest
 
-from harness.fakes.model import FakeModel
-from harness.faults.engines import open_engine
-from harness.faults.plan import parse_plan
-from harness.protocol.gemini import ModelTurn
 from harness.tests.conftest import require_module
+from streamproof.fakes.model import FakeModel
+from streamproof.faults.engines import open_engine
+from streamproof.faults.plan import parse_plan
+from streamproof.protocol.gemini import ModelTurn
 
 if TYPE_CHECKING:
-    from harness.faults.engines.mitmproxy import MitmproxyEngine
+    from streamproof.faults.engines.mitmproxy import MitmproxyEngine
 
 PATH = "/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse"
 BODY = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
@@ -45,7 +45,7 @@ async def fake() -> AsyncIterator[FakeModel]:
 @pytest.fixture
 async def engine() -> AsyncIterator[MitmproxyEngine]:
     require_module("mitmproxy")
-    from harness.faults.engines.mitmproxy import MitmproxyEngine
+    from streamproof.faults.engines.mitmproxy import MitmproxyEngine
 
     started = open_engine("mitmproxy")
     assert isinstance(started, MitmproxyEngine)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.capabilities import ScenarioSkipped
-from harness.faults.engines.pool import EnginePool
-from harness.faults.plan import parse_plan
+from streamproof.core.capabilities import ScenarioSkipped
+from streamproof.faults.engines.pool import EnginePool
+from streamproof.faults.plan import parse_plan
 
 STREAM_STALL = parse_plan([{"when": {"rpc": "message/stream", "after": "40s"}, "do": "stall"}])
 
@@ -39,12 +39,12 @@ def test_the_default_is_inline() -> None:
 async def test_an_engine_this_machine_cannot_run_skips_the_scenario_with_the_reason(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from harness.faults.engines import EngineUnavailable
+    from streamproof.faults.engines import EngineUnavailable
 
     def unavailable(name: str) -> object:
         raise EngineUnavailable(f"{name}: not built (run scripts/bootstrap)")
 
-    monkeypatch.setattr("harness.faults.engines.pool.open_engine", unavailable)
+    monkeypatch.setattr("streamproof.faults.engines.pool.open_engine", unavailable)
     pool = EnginePool()
     with pytest.raises(ScenarioSkipped, match=r"needs engine toxiproxy: toxiproxy: not built"):
         await pool.ready(["toxiproxy"])

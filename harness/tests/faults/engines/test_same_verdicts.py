@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.faults.engines import ENGINES
 from harness.tests.conftest import require_engine, require_module
+from streamproof.faults.engines import ENGINES
 
 # Slow: runs the same scenarios through every fault engine.
 pytestmark = pytest.mark.slow
@@ -54,7 +54,7 @@ def scenarios(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _verdicts(folder: Path, engine: str, report_dir: Path) -> dict[str, list[tuple[str, str]]]:
     args = [str(folder), "--engine", engine, "--report-dir", str(report_dir), "-q"]
     run = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", *args],
+        [sys.executable, "-m", "streamproof.cli", "run", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.faults.engines.support import PLAN_ITEMS, EngineSupport, Support, items_of
-from harness.faults.plan import parse_plan
+from streamproof.faults.engines.support import PLAN_ITEMS, EngineSupport, Support, items_of
+from streamproof.faults.plan import parse_plan
 
 
 def _support(**overrides: Support) -> EngineSupport:

@@ -2,7 +2,7 @@
 of a cut on keep-alive connections, its per-proxy hold, and its errors.
 
 What every engine must do is in ``test_conformance.py``; here are the toxiproxy-only promises
-of :mod:`harness.faults.engines.toxiproxy`: the setup builds or explains, the server is never
+of :mod:`streamproof.faults.engines.toxiproxy`: the setup builds or explains, the server is never
 left running, a cut lands at the right byte of *this* connection's wire, and an API failure
 says which call failed and what toxiproxy answered.
 """
@@ -25,11 +25,6 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from harness.faults.engines import EngineUnavailable, open_engine, tcp_diag
-from harness.faults.engines import toxiproxy_server as server_module
-from harness.faults.engines.toxiproxy import ToxiproxyEngine, ToxiproxyError, ToxiproxyLink
-from harness.faults.engines.toxiproxy_server import ToxiproxyAPI, find_binary
-from harness.faults.plan import parse_plan
 from harness.tests.conftest import require_toxiproxy
 from harness.tests.faults.engines.test_conformance import (
     Client,
@@ -38,6 +33,11 @@ from harness.tests.faults.engines.test_conformance import (
     ev,
     read_timeout,
 )
+from streamproof.faults.engines import EngineUnavailable, open_engine, tcp_diag
+from streamproof.faults.engines import toxiproxy_server as server_module
+from streamproof.faults.engines.toxiproxy import ToxiproxyEngine, ToxiproxyError, ToxiproxyLink
+from streamproof.faults.engines.toxiproxy_server import ToxiproxyAPI, find_binary
+from streamproof.faults.plan import parse_plan
 
 ROOT = Path(__file__).resolve().parents[4]
 on_module_loop = pytest.mark.asyncio(loop_scope="module")

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.fakes.a2a.ledger import (
+from streamproof.core.verdicts import Outcome, Verdict
+from streamproof.fakes.a2a.ledger import (
     A2ALedger,
     MessageRecord,
     RequestRecord,
@@ -21,12 +22,16 @@ from harness.fakes.a2a.ledger import (
     TaskEventRecord,
     TaskRecord,
 )
-from harness.faults.plan import Fault
-from harness.faults.records import FaultRef, LinkEvent
-from harness.suites.a2a_client.observation import A2AClientObservation
-from harness.suites.a2a_client.result import ClientFailure, ClientResult, ClientRun, ResultArtifact
-from harness.suites.a2a_client.scenario import A2AClientExpect
-from harness.verdicts import Outcome, Verdict
+from streamproof.faults.plan import Fault
+from streamproof.faults.records import FaultRef, LinkEvent
+from streamproof.suites.a2a_client.observation import A2AClientObservation
+from streamproof.suites.a2a_client.result import (
+    ClientFailure,
+    ClientResult,
+    ClientRun,
+    ResultArtifact,
+)
+from streamproof.suites.a2a_client.scenario import A2AClientExpect
 
 TASK, CTX = "t-81", "c-12"
 S1, S2, S3 = "Section 1: demand grew. ", "Section 2: prices held. ", "Section 3: outlook mixed."

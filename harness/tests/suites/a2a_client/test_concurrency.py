@@ -1,4 +1,5 @@
-"""K calls of one A2A client scenario at once (harness/suites/a2a_client/concurrency.py and
+"""K calls of one A2A client scenario at once (harness/streamproof/suites/a2a_client/concurrency.py
+and
 checks/concurrency.py): how each call's script is marked, what cannot run that way, how the
 shared server's records are split per call, the three checks both ways, the fake's keyed mode
 on the wire, and on the real reference client (slow): the reference holds at K=4, and the
@@ -14,35 +15,6 @@ from typing import Any
 import aiohttp
 import pytest
 
-from harness.fakes.a2a import FakeA2AServer
-from harness.fakes.a2a.ledger import (
-    A2ALedger,
-    MessageRecord,
-    RequestRecord,
-    TaskCall,
-    TaskRecord,
-)
-from harness.fakes.a2a.script import ArtifactStep, StatusStep
-from harness.suites import REGISTRY
-from harness.suites.a2a_client.checks.concurrency import (
-    Call,
-    calls_end_verdicts,
-    concurrency_verdicts,
-    crosstalk_verdicts,
-    one_task_verdicts,
-)
-from harness.suites.a2a_client.concurrency import (
-    call_marker,
-    load_figures,
-    owners,
-    split_ledger,
-    tag,
-    tag_script,
-    untaggable,
-)
-from harness.suites.a2a_client.reference.mutants import CONCURRENT, INTENDED, SHOWCASE
-from harness.suites.a2a_client.result import ClientFailure
-from harness.suites.a2a_client.scenario import A2AClientScenario
 from harness.tests.fakes_a2a_helpers import load_script
 from harness.tests.run_pool import Plan, Run, RunPool, streamproof_run
 from harness.tests.suites.a2a_client.observations import (
@@ -52,7 +24,36 @@ from harness.tests.suites.a2a_client.observations import (
     assert_passes,
     result,
 )
-from harness.verdicts import Outcome
+from streamproof.core.verdicts import Outcome
+from streamproof.fakes.a2a import FakeA2AServer
+from streamproof.fakes.a2a.ledger import (
+    A2ALedger,
+    MessageRecord,
+    RequestRecord,
+    TaskCall,
+    TaskRecord,
+)
+from streamproof.fakes.a2a.script import ArtifactStep, StatusStep
+from streamproof.suites import REGISTRY
+from streamproof.suites.a2a_client.checks.concurrency import (
+    Call,
+    calls_end_verdicts,
+    concurrency_verdicts,
+    crosstalk_verdicts,
+    one_task_verdicts,
+)
+from streamproof.suites.a2a_client.concurrency import (
+    call_marker,
+    load_figures,
+    owners,
+    split_ledger,
+    tag,
+    tag_script,
+    untaggable,
+)
+from streamproof.suites.a2a_client.reference.mutants import CONCURRENT, INTENDED, SHOWCASE
+from streamproof.suites.a2a_client.result import ClientFailure
+from streamproof.suites.a2a_client.scenario import A2AClientScenario
 
 MARKERS = [call_marker(i, "ab12cd34") for i in range(3)]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.suites.a2a_client.target import ClientTarget, client_environment
 from harness.tests.conftest import require_module
+from streamproof.suites.a2a_client.target import ClientTarget, client_environment
 
 ROOT = Path(__file__).resolve().parents[4]
 SCENARIO = ROOT / "scenarios/a2a_client/proxy_timeout_through_a_forward_proxy.yaml"
@@ -21,7 +21,7 @@ SCENARIO = ROOT / "scenarios/a2a_client/proxy_timeout_through_a_forward_proxy.ya
 def _run(tmp_path: Path, *extra: str, status: int = 0) -> dict[str, object]:
     args = [str(SCENARIO), "--full-observations", "--report-dir", str(tmp_path), *extra]
     run = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", *args],
+        [sys.executable, "-m", "streamproof.cli", "run", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -67,7 +67,9 @@ def test_a_client_that_does_not_declare_proxy_env_is_skipped_with_the_reason(
     tmp_path: Path,
 ) -> None:
     reference = yaml.safe_load(
-        (ROOT / "harness/suites/a2a_client/reference-client.yaml").read_text(encoding="utf-8")
+        (ROOT / "harness/streamproof/suites/a2a_client/reference-client.yaml").read_text(
+            encoding="utf-8"
+        )
     )
     reference["capabilities"] = ["follow_up"]
     target = tmp_path / "client.yaml"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from harness.suites.a2a_client import suite
 from harness.tests.suites.a2a_client.observations import worked_example
+from streamproof.suites.a2a_client import suite
 
 
 def test_the_worked_example_summarised() -> None:

@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.suites.a2a_client.reference.mutants import BUGS, INTENDED
-from harness.suites.a2a_client.result import ClientRun, looks_like_result, parse_result_line
-from harness.suites.a2a_client.target import (
+from streamproof.suites.a2a_client.reference.mutants import BUGS, INTENDED
+from streamproof.suites.a2a_client.result import ClientRun, looks_like_result, parse_result_line
+from streamproof.suites.a2a_client.target import (
     DEFAULT_CLIENT_TARGET,
     ClientTarget,
     client_environment,
     load_client_target,
     run_client_turn,
 )
-from harness.targets.errors import TargetConfigError
+from streamproof.targets.errors import TargetConfigError
 
 RESULT = {
     "status": "completed",
@@ -320,7 +320,7 @@ def test_bad_bug_lists_are_rejected(extra: dict[str, object], problem: str) -> N
 def test_the_bundled_reference_target_loads() -> None:
     reference = load_client_target(None)
     assert reference.name == "reference-client" and reference.bug_env == "STREAMPROOF_BUG"
-    assert reference.argv()[1:] == ["-m", "harness.suites.a2a_client.reference.client"]
+    assert reference.argv()[1:] == ["-m", "streamproof.suites.a2a_client.reference.client"]
     assert load_client_target(DEFAULT_CLIENT_TARGET) == reference
 
 
@@ -371,7 +371,7 @@ def test_the_reference_lists_its_mutants_with_their_requirements() -> None:
     import sys
 
     out = subprocess.run(
-        [sys.executable, "-m", "harness.suites.a2a_client.reference.client", "--list-bugs"],
+        [sys.executable, "-m", "streamproof.suites.a2a_client.reference.client", "--list-bugs"],
         capture_output=True,
         text=True,
         timeout=30,

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from harness.suites.a2a_client.checks import check_a2a_client
-from harness.suites.a2a_client.checks.calls import no_resend_verdicts
-from harness.suites.a2a_client.observation import A2AClientObservation
-from harness.suites.a2a_client.suite import timeline
 from harness.tests.conftest import require_module
-from harness.timeline import MAX_ITEMS, Timeline, TimelineItem
-from harness.verdicts import Level, Outcome, Verdict
+from streamproof.core.timeline import MAX_ITEMS, Timeline, TimelineItem
+from streamproof.core.verdicts import Level, Outcome, Verdict
+from streamproof.suites.a2a_client.checks import check_a2a_client
+from streamproof.suites.a2a_client.checks.calls import no_resend_verdicts
+from streamproof.suites.a2a_client.observation import A2AClientObservation
+from streamproof.suites.a2a_client.suite import timeline
 
 from .observations import (
     S1,
@@ -236,7 +236,7 @@ def test_the_seed_proxy_timeout_scenario_recorded_in_scenario_time(tmp_path: Pat
         [
             sys.executable,
             "-m",
-            "harness.cli",
+            "streamproof.cli",
             "run",
             str(scenario),
             # a milder scale than the default 0.1: the watchdog's 20 s are 5 s real, so a

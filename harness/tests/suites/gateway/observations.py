@@ -12,7 +12,8 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from harness.suites.gateway.observation import (
+from streamproof.core.verdicts import Outcome, Verdict
+from streamproof.suites.gateway.observation import (
     AuthProbe,
     ChatResponse,
     Frame,
@@ -20,8 +21,7 @@ from harness.suites.gateway.observation import (
     ModelCall,
     ToolCall,
 )
-from harness.suites.gateway.scenario import GatewayExpect
-from harness.verdicts import Outcome, Verdict
+from streamproof.suites.gateway.scenario import GatewayExpect
 
 MARKER = "sp-secret-3b9f1c"
 AGENT = "support"

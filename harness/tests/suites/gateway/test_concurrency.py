@@ -1,4 +1,5 @@
-"""K sessions of one scenario at once (harness/suites/gateway/concurrency.py): how each copy's
+"""K sessions of one scenario at once (harness/streamproof/suites/gateway/concurrency.py): how each
+copy's
 script is marked, what cannot be run that way, how K copies' verdicts and latencies are merged,
 and on the real reference gateway: the reference holds at K=4 and K=8, and each concurrency
 mutant passes every sequential check but is caught under --concurrency by its requirement."""
@@ -11,21 +12,6 @@ from typing import Any
 
 import pytest
 
-from harness.faults.records import LinkEvent
-from harness.protocol.gemini import CallChunk, TextChunk
-from harness.suites import REGISTRY
-from harness.suites.gateway.checks.concurrency import Session
-from harness.suites.gateway.concurrency import (
-    load_figures,
-    merge_verdicts,
-    own_link_events,
-    session_marker,
-    tag_turns,
-    untaggable,
-)
-from harness.suites.gateway.reference.mutants import CONCURRENT, INTENDED
-from harness.suites.gateway.scenario import GatewayScenario
-from harness.suites.loading import load_scenarios
 from harness.tests.conftest import require_module
 from harness.tests.run_pool import Plan, Run, RunPool, streamproof_run
 from harness.tests.suites.gateway.observations import (
@@ -37,7 +23,22 @@ from harness.tests.suites.gateway.observations import (
     worked_example,
 )
 from harness.tests.test_end_to_end import CONCURRENT_SHOWN_BY, GATEWAY_SCENARIOS
-from harness.verdicts import Level, Outcome, Verdict
+from streamproof.core.verdicts import Level, Outcome, Verdict
+from streamproof.faults.records import LinkEvent
+from streamproof.protocol.gemini import CallChunk, TextChunk
+from streamproof.suites import REGISTRY
+from streamproof.suites.gateway.checks.concurrency import Session
+from streamproof.suites.gateway.concurrency import (
+    load_figures,
+    merge_verdicts,
+    own_link_events,
+    session_marker,
+    tag_turns,
+    untaggable,
+)
+from streamproof.suites.gateway.reference.mutants import CONCURRENT, INTENDED
+from streamproof.suites.gateway.scenario import GatewayScenario
+from streamproof.suites.loading import load_scenarios
 
 # End to end (real targets, whole runs): scheduled first under xdist (see conftest).
 pytestmark = pytest.mark.slow

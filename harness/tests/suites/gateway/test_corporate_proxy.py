@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.capabilities import GATEWAY_CAPABILITIES, missing_reason
-from harness.durations import DEFAULT_TIME_SCALE
-from harness.suites.gateway.runner import GatewayEnvironment, ScenarioResult, proxy_environment
-from harness.suites.gateway.scenario import GatewayScenario
-from harness.suites.gateway.target import load_target
-from harness.suites.loading import load_scenarios
 from harness.tests.conftest import require_module
+from streamproof.core.capabilities import GATEWAY_CAPABILITIES, missing_reason
+from streamproof.core.durations import DEFAULT_TIME_SCALE
+from streamproof.suites.gateway.runner import GatewayEnvironment, ScenarioResult, proxy_environment
+from streamproof.suites.gateway.scenario import GatewayScenario
+from streamproof.suites.gateway.target import load_target
+from streamproof.suites.loading import load_scenarios
 
 ROOT = Path(__file__).resolve().parents[4]
 SCENARIOS = ROOT / "scenarios" / "gateway"

@@ -33,7 +33,15 @@ def test_a_scenario_naming_its_model_engine_runs_on_it_and_the_next_one_returns(
         documents.append(doc)
     (folder / "resets.yaml").write_text(yaml.safe_dump_all(documents, sort_keys=False))
     run = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", str(folder), "--report-dir", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "streamproof.cli",
+            "run",
+            str(folder),
+            "--report-dir",
+            str(tmp_path),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -1,4 +1,5 @@
-"""The gateway environment keeps a gateway per settings (harness/suites/gateway/runner.py): a
+"""The gateway environment keeps a gateway per settings
+(harness/streamproof/suites/gateway/runner.py): a
 scenario whose model path, model-link engine or run bound differs from the previous one's uses
 the gateway started for those settings earlier, still running, instead of a new start; at most
 MAX_PARKED wait beside the one in use, the least recently used closed first. On the real
@@ -8,12 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from harness.durations import DEFAULT_TIME_SCALE
-from harness.suites.gateway import runner
-from harness.suites.gateway.runner import GatewayEnvironment
-from harness.suites.gateway.scenario import GatewayScenario
-from harness.suites.gateway.target import load_target
 from harness.tests.conftest import require_module
+from streamproof.core.durations import DEFAULT_TIME_SCALE
+from streamproof.suites.gateway import runner
+from streamproof.suites.gateway.runner import GatewayEnvironment
+from streamproof.suites.gateway.scenario import GatewayScenario
+from streamproof.suites.gateway.target import load_target
 
 PLAIN = """\
 id: gateway/plain

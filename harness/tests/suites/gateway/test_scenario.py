@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
-from harness.suites.gateway.scenario import CallCount, GatewayExpect
+from streamproof.cli import main
+from streamproof.suites.gateway.scenario import CallCount, GatewayExpect
 
 
 @pytest.mark.parametrize(

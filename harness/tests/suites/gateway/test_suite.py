@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from harness.suites.gateway import suite
 from harness.tests.suites.gateway.observations import budget_stopped, worked_example
-from harness.texts import TIMES
+from streamproof.core.texts import TIMES
+from streamproof.suites.gateway import suite
 
 
 def test_the_worked_example_summarised() -> None:
@@ -42,10 +42,10 @@ def test_the_environment_names_its_target_for_the_report() -> None:
 
 
 def test_a_failure_names_what_broke_by_kind_never_an_expectation_as_a_requirement() -> None:
-    from harness.suites.gateway.profiles.registry import check_gateway
-    from harness.suites.gateway.runner import ScenarioResult
     from harness.tests.suites.gateway.observations import DONE, frames, message
-    from harness.verdicts import Outcome
+    from streamproof.core.verdicts import Outcome
+    from streamproof.suites.gateway.profiles.registry import check_gateway
+    from streamproof.suites.gateway.runner import ScenarioResult
 
     obs = worked_example(frames=frames(message("Order 1042 shipped."), DONE))
     verdicts = tuple(check_gateway(obs))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.suites.gateway.target import GatewayTarget, start_gateway
-from harness.targets.errors import TargetConfigError, TargetError
+from streamproof.suites.gateway.target import GatewayTarget, start_gateway
+from streamproof.targets.errors import TargetConfigError, TargetError
 
 ROOT = Path(__file__).resolve().parents[4]
 
@@ -97,8 +97,8 @@ def test_a_ready_path_must_be_absolute() -> None:
 def test_a_gateway_that_lists_its_bugs_takes_only_those() -> None:
     """A reference of its own (the Java gateway) names its mutants; --bug with any other is bad
     input before anything starts, and the suite passes a listed one through."""
-    from harness.suites import known_bugs
-    from harness.suites.gateway.suite import environment
+    from streamproof.suites import known_bugs
+    from streamproof.suites.gateway.suite import environment
 
     own = GatewayTarget(command=("java",), bug_env="B", bugs=("no-dispose", "java-only"))
     with pytest.raises(TargetConfigError, match="has no such mutant; its bugs: no-dispose, java"):

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.suites.gateway.runner import chat_request
-from harness.suites.gateway.target import GatewayTarget, load_target
-from harness.targets.errors import TargetConfigError
+from streamproof.suites.gateway.runner import chat_request
+from streamproof.suites.gateway.target import GatewayTarget, load_target
+from streamproof.targets.errors import TargetConfigError
 
 ROOT = Path(__file__).resolve().parents[4]
 ADK_API_SERVER = ROOT / "targets" / "adk-api-server.yaml"

@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.faults.records import FaultRef, LinkEvent
-from harness.suites.gateway.observation import ChatResponse, GatewayObservation
-from harness.suites.gateway.profiles.registry import check_gateway
-from harness.suites.gateway.suite import timeline
 from harness.tests.conftest import require_module
-from harness.timeline import Timeline, TimelineItem
-from harness.verdicts import Outcome, Verdict
+from streamproof.core.timeline import Timeline, TimelineItem
+from streamproof.core.verdicts import Outcome, Verdict
+from streamproof.faults.records import FaultRef, LinkEvent
+from streamproof.suites.gateway.observation import ChatResponse, GatewayObservation
+from streamproof.suites.gateway.profiles.registry import check_gateway
+from streamproof.suites.gateway.suite import timeline
 
 from .observations import (
     ANSWER,
@@ -255,7 +255,7 @@ def test_a_bundled_scenario_with_a_model_link_reset_records_its_timeline(tmp_pat
         [
             sys.executable,
             "-m",
-            "harness.cli",
+            "streamproof.cli",
             "run",
             str(scenario),
             "--report-dir",

@@ -5,36 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from harness.suites import REGISTRY
-from harness.suites.a2a_client.checks import (
-    A2A_CLIENT_CHECKS,
-    A2AClientCheck,
-    a2a_expectation_verdicts,
-    artifacts_complete_verdicts,
-    cancel_verdicts,
-    check_a2a_client,
-    complete_once_verdicts,
-    deadline_verdicts,
-    direct_message_verdicts,
-    early_drop_verdicts,
-    failure_states_verdicts,
-    follow_up_verdicts,
-    gap_verdicts,
-    headers_verdicts,
-    interrupted_verdicts,
-    no_resend_verdicts,
-    no_resubscribe_done_verdicts,
-    reassembly_verdicts,
-    recovery_verdicts,
-    result_verdicts,
-    snapshot_first_verdicts,
-    status_verdicts,
-    structured_verdicts,
-)
-from harness.suites.a2a_client.observation import A2AClientObservation
-from harness.suites.a2a_client.requirements import A2A_CLIENT
-from harness.suites.a2a_client.result import ClientFailure, ClientResult
-from harness.suites.a2a_client.scenario import A2AClientExpect
 from harness.tests.suites.a2a_client.observations import (
     CTX,
     FIRST_STREAM,
@@ -61,7 +31,37 @@ from harness.tests.suites.a2a_client.observations import (
     verdict_for,
     worked_example,
 )
-from harness.verdicts import Kind, Level, Outcome
+from streamproof.core.verdicts import Kind, Level, Outcome
+from streamproof.suites import REGISTRY
+from streamproof.suites.a2a_client.checks import (
+    A2A_CLIENT_CHECKS,
+    A2AClientCheck,
+    a2a_expectation_verdicts,
+    artifacts_complete_verdicts,
+    cancel_verdicts,
+    check_a2a_client,
+    complete_once_verdicts,
+    deadline_verdicts,
+    direct_message_verdicts,
+    early_drop_verdicts,
+    failure_states_verdicts,
+    follow_up_verdicts,
+    gap_verdicts,
+    headers_verdicts,
+    interrupted_verdicts,
+    no_resend_verdicts,
+    no_resubscribe_done_verdicts,
+    reassembly_verdicts,
+    recovery_verdicts,
+    result_verdicts,
+    snapshot_first_verdicts,
+    status_verdicts,
+    structured_verdicts,
+)
+from streamproof.suites.a2a_client.observation import A2AClientObservation
+from streamproof.suites.a2a_client.requirements import A2A_CLIENT
+from streamproof.suites.a2a_client.result import ClientFailure, ClientResult
+from streamproof.suites.a2a_client.scenario import A2AClientExpect
 
 # --- the registry and the correct recovery -----------------------------------------------------
 

@@ -7,21 +7,6 @@ under its own requirement."""
 
 from __future__ import annotations
 
-from harness.suites.a2a_client.checks import (
-    artifacts_complete_verdicts,
-    cancel_verdicts,
-    check_a2a_client,
-    deadline_verdicts,
-    direct_message_verdicts,
-    early_drop_verdicts,
-    interrupted_verdicts,
-    reassembly_verdicts,
-    recovery_verdicts,
-    result_verdicts,
-    status_verdicts,
-)
-from harness.suites.a2a_client.checks.exchanges import exchanges
-from harness.suites.a2a_client.result import ClientFailure
 from harness.tests.suites.a2a_client.observations import (
     CTX,
     TASK,
@@ -36,6 +21,21 @@ from harness.tests.suites.a2a_client.observations import (
     status,
     task_frame,
 )
+from streamproof.suites.a2a_client.checks import (
+    artifacts_complete_verdicts,
+    cancel_verdicts,
+    check_a2a_client,
+    deadline_verdicts,
+    direct_message_verdicts,
+    early_drop_verdicts,
+    interrupted_verdicts,
+    reassembly_verdicts,
+    recovery_verdicts,
+    result_verdicts,
+    status_verdicts,
+)
+from streamproof.suites.a2a_client.checks.exchanges import exchanges
+from streamproof.suites.a2a_client.result import ClientFailure
 
 ALTERED = "altered (truncate_json): dispatched with other data"
 LOST = "lost (bom): the client's decoder dispatched nothing for it"

@@ -11,10 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.suites.gateway.checks.adk_events import REASON, TYPED_FRAME_REQUIREMENTS
-from harness.suites.gateway.observation import Frame, GatewayObservation
-from harness.suites.gateway.profiles.registry import check_gateway
-from harness.suites.gateway.scenario import GatewayExpect
 from harness.tests.suites.gateway.observations import (
     ANSWER,
     CHUNKS,
@@ -29,7 +25,11 @@ from harness.tests.suites.gateway.observations import (
     tool_run,
     user_event,
 )
-from harness.verdicts import Outcome, Verdict
+from streamproof.core.verdicts import Outcome, Verdict
+from streamproof.suites.gateway.checks.adk_events import REASON, TYPED_FRAME_REQUIREMENTS
+from streamproof.suites.gateway.observation import Frame, GatewayObservation
+from streamproof.suites.gateway.profiles.registry import check_gateway
+from streamproof.suites.gateway.scenario import GatewayExpect
 
 
 def raw(*events: dict[str, Any]) -> tuple[Frame, ...]:

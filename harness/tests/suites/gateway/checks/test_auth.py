@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from harness.suites.gateway.checks.auth import auth_verdicts, history_isolation_verdicts
 from harness.tests.suites.gateway.observations import (
     assert_fails,
     assert_not_applicable,
@@ -13,7 +12,8 @@ from harness.tests.suites.gateway.observations import (
     with_auth,
     worked_example,
 )
-from harness.verdicts import Outcome
+from streamproof.core.verdicts import Outcome
+from streamproof.suites.gateway.checks.auth import auth_verdicts, history_isolation_verdicts
 
 
 def test_not_requested_is_not_applicable() -> None:

@@ -9,17 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.faults.records import FaultRef, LinkEvent
-from harness.suites.gateway.checks import WHOLE_STREAM_REQUIREMENTS
-from harness.suites.gateway.checks.frames import (
-    browser_link_cut,
-    browser_link_history_fault,
-    browser_link_stall,
-    sse_response_verdicts,
-)
-from harness.suites.gateway.observation import ChatResponse, GatewayObservation
-from harness.suites.gateway.profiles.registry import check_gateway
-from harness.suites.gateway.runner import _browser_left
 from harness.tests.suites.gateway.observations import (
     ANSWER,
     CHUNKS,
@@ -31,7 +20,18 @@ from harness.tests.suites.gateway.observations import (
     tool_result,
     worked_example,
 )
-from harness.verdicts import Kind, Outcome
+from streamproof.core.verdicts import Kind, Outcome
+from streamproof.faults.records import FaultRef, LinkEvent
+from streamproof.suites.gateway.checks import WHOLE_STREAM_REQUIREMENTS
+from streamproof.suites.gateway.checks.frames import (
+    browser_link_cut,
+    browser_link_history_fault,
+    browser_link_stall,
+    sse_response_verdicts,
+)
+from streamproof.suites.gateway.observation import ChatResponse, GatewayObservation
+from streamproof.suites.gateway.profiles.registry import check_gateway
+from streamproof.suites.gateway.runner import _browser_left
 
 
 def _record(request: int, kind: str, t: float, **extra: Any) -> LinkEvent:

@@ -2,14 +2,6 @@
 
 from __future__ import annotations
 
-from harness.suites.gateway.checks.concurrency import (
-    Session,
-    concurrency_verdicts,
-    crosstalk_verdicts,
-    history_per_session_verdicts,
-    streams_end_verdicts,
-)
-from harness.suites.gateway.observation import ChatResponse, GatewayObservation
 from harness.tests.suites.gateway.observations import (
     DONE,
     assert_fails,
@@ -23,6 +15,14 @@ from harness.tests.suites.gateway.observations import (
     user_event,
     worked_example,
 )
+from streamproof.suites.gateway.checks.concurrency import (
+    Session,
+    concurrency_verdicts,
+    crosstalk_verdicts,
+    history_per_session_verdicts,
+    streams_end_verdicts,
+)
+from streamproof.suites.gateway.observation import ChatResponse, GatewayObservation
 
 MARKERS = ("sp-s1-aaaa", "sp-s2-aaaa", "sp-s3-aaaa")
 IDS = ("GW-CONC-NO-CROSSTALK", "GW-CONC-HISTORY-PER-SESSION", "GW-CONC-STREAMS-END")

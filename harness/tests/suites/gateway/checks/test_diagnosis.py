@@ -3,8 +3,6 @@ target's profile expects; nothing when it is."""
 
 from __future__ import annotations
 
-from harness.suites.gateway.checks.diagnosis import diagnose, looks_like_adk_event
-from harness.suites.gateway.observation import ChatResponse
 from harness.tests.suites.gateway.checks.test_adk_events import raw, raw_worked_example
 from harness.tests.suites.gateway.observations import (
     ANSWER,
@@ -13,6 +11,8 @@ from harness.tests.suites.gateway.observations import (
     text_event,
     worked_example,
 )
+from streamproof.suites.gateway.checks.diagnosis import diagnose, looks_like_adk_event
+from streamproof.suites.gateway.observation import ChatResponse
 
 
 def test_what_each_profile_expects_gets_no_diagnosis() -> None:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from harness.suites.gateway.checks.disposal import dispose_idle_verdicts, dispose_verdicts
-from harness.suites.gateway.observation import ChatResponse, ModelCall
-from harness.suites.gateway.scenario import GatewayLimits
 from harness.tests.suites.gateway.observations import (
     CHUNKS,
     delta,
@@ -16,7 +13,10 @@ from harness.tests.suites.gateway.observations import (
     tool_run,
     worked_example,
 )
-from harness.verdicts import Outcome, Verdict
+from streamproof.core.verdicts import Outcome, Verdict
+from streamproof.suites.gateway.checks.disposal import dispose_idle_verdicts, dispose_verdicts
+from streamproof.suites.gateway.observation import ChatResponse, ModelCall
+from streamproof.suites.gateway.scenario import GatewayLimits
 
 LEFT = ChatResponse(status=200, content_type="text/event-stream", end="client-closed", elapsed=0.4)
 

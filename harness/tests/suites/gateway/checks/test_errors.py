@@ -6,8 +6,6 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.suites.gateway.checks.errors import error_event_verdicts, error_frame_verdicts
-from harness.suites.gateway.observation import ChatResponse, GatewayObservation
 from harness.tests.suites.gateway.observations import (
     DONE,
     LEGITIMATE,
@@ -31,7 +29,9 @@ from harness.tests.suites.gateway.observations import (
     user_event,
     worked_example,
 )
-from harness.verdicts import Outcome
+from streamproof.core.verdicts import Outcome
+from streamproof.suites.gateway.checks.errors import error_event_verdicts, error_frame_verdicts
+from streamproof.suites.gateway.observation import ChatResponse, GatewayObservation
 
 OVERLOADED = {"code": 503, "status": "UNAVAILABLE", "message": "The model is overloaded."}
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.suites.gateway.checks.expectations import gateway_expectation_verdicts
-from harness.suites.gateway.scenario import GatewayExpect
 from harness.tests.suites.gateway.observations import (
     CHUNKS,
     DONE,
@@ -28,7 +26,9 @@ from harness.tests.suites.gateway.observations import (
     user_event,
     worked_example,
 )
-from harness.verdicts import Kind, Outcome, Verdict
+from streamproof.core.verdicts import Kind, Outcome, Verdict
+from streamproof.suites.gateway.checks.expectations import gateway_expectation_verdicts
+from streamproof.suites.gateway.scenario import GatewayExpect
 
 
 def _one(obs_verdicts: Sequence[Verdict], name: str) -> Verdict:

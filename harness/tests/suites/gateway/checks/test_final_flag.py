@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from harness.suites.gateway.checks.rendering import final_flag_verdicts
 from harness.tests.suites.gateway.observations import (
     LEGITIMATE,
     assert_fails,
@@ -12,6 +11,7 @@ from harness.tests.suites.gateway.observations import (
     text_with_tool_call,
     worked_example,
 )
+from streamproof.suites.gateway.checks.rendering import final_flag_verdicts
 
 
 def test_the_seeds_flags_pass() -> None:

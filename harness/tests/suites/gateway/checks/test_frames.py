@@ -6,19 +6,6 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.suites.gateway.checks.frames import (
-    compress,
-    frame_id_counter_verdicts,
-    frame_id_fresh_verdicts,
-    frame_sequence_verdicts,
-    frame_type_verdicts,
-    sequence,
-    sse_response_verdicts,
-    stream_terminal_verdicts,
-)
-from harness.suites.gateway.checks.rendering import double_render_verdicts
-from harness.suites.gateway.observation import ChatResponse, Frame, GatewayObservation
-from harness.suites.gateway.scenario import GatewayExpect, GatewayLimits
 from harness.tests.suites.gateway.observations import (
     ANSWER,
     CHUNKS,
@@ -43,8 +30,21 @@ from harness.tests.suites.gateway.observations import (
     tool_result,
     worked_example,
 )
-from harness.texts import squash
-from harness.verdicts import Outcome, Verdict
+from streamproof.core.texts import squash
+from streamproof.core.verdicts import Outcome, Verdict
+from streamproof.suites.gateway.checks.frames import (
+    compress,
+    frame_id_counter_verdicts,
+    frame_id_fresh_verdicts,
+    frame_sequence_verdicts,
+    frame_type_verdicts,
+    sequence,
+    sse_response_verdicts,
+    stream_terminal_verdicts,
+)
+from streamproof.suites.gateway.checks.rendering import double_render_verdicts
+from streamproof.suites.gateway.observation import ChatResponse, Frame, GatewayObservation
+from streamproof.suites.gateway.scenario import GatewayExpect, GatewayLimits
 
 WORKED_SEQUENCE = "tool_call tool_result delta\u00d73 message done"
 

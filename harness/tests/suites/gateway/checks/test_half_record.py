@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from harness.faults.records import LinkEvent
-from harness.suites.gateway.checks.persistence import no_half_record_verdicts
 from harness.tests.suites.gateway.observations import (
     CHUNKS,
     LOOKUP,
@@ -18,6 +16,8 @@ from harness.tests.suites.gateway.observations import (
     user_event,
     worked_example,
 )
+from streamproof.faults.records import LinkEvent
+from streamproof.suites.gateway.checks.persistence import no_half_record_verdicts
 
 RESET = LinkEvent(t=0.3, link="model", connection=1, request=1, kind="end", how="rst", by="proxy")
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-import harness.suites.gateway.checks as gateway_checks
-from harness.suites import REGISTRY
-from harness.suites.gateway.profiles.registry import check_gateway
-from harness.suites.gateway.profiles.typed_frames import SEED_RULES
+import streamproof.suites.gateway.checks as gateway_checks
 from harness.tests.suites.gateway.observations import LEGITIMATE, with_auth, worked_example
-from harness.verdicts import Kind, Outcome, Verdict
+from streamproof.core.verdicts import Kind, Outcome, Verdict
+from streamproof.suites import REGISTRY
+from streamproof.suites.gateway.profiles.registry import check_gateway
+from streamproof.suites.gateway.profiles.typed_frames import SEED_RULES
 
 GATEWAY_IDS = [
     r.id

@@ -19,20 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.faults.records import FaultRef, LinkEvent
-from harness.suites.gateway.checks.errors import error_frame_verdicts
-from harness.suites.gateway.checks.expectations import gateway_expectation_verdicts
-from harness.suites.gateway.checks.frames import link_faulted_calls, model_link_calls
-from harness.suites.gateway.checks.persistence import no_half_record_verdicts
-from harness.suites.gateway.checks.rendering import (
-    answer_as_message_verdicts,
-    double_render_verdicts,
-)
-from harness.suites.gateway.checks.tools import (
-    tool_call_from_aggregate_verdicts,
-    tool_once_verdicts,
-)
-from harness.suites.gateway.observation import GatewayObservation
 from harness.tests.suites.gateway.observations import (
     ANSWER,
     CHUNKS,
@@ -54,7 +40,21 @@ from harness.tests.suites.gateway.observations import (
     user_event,
     worked_example,
 )
-from harness.verdicts import Kind, Outcome
+from streamproof.core.verdicts import Kind, Outcome
+from streamproof.faults.records import FaultRef, LinkEvent
+from streamproof.suites.gateway.checks.errors import error_frame_verdicts
+from streamproof.suites.gateway.checks.expectations import gateway_expectation_verdicts
+from streamproof.suites.gateway.checks.frames import link_faulted_calls, model_link_calls
+from streamproof.suites.gateway.checks.persistence import no_half_record_verdicts
+from streamproof.suites.gateway.checks.rendering import (
+    answer_as_message_verdicts,
+    double_render_verdicts,
+)
+from streamproof.suites.gateway.checks.tools import (
+    tool_call_from_aggregate_verdicts,
+    tool_once_verdicts,
+)
+from streamproof.suites.gateway.observation import GatewayObservation
 
 
 def _record(request: int, kind: str, t: float, **extra: Any) -> LinkEvent:

@@ -13,12 +13,12 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.suites.gateway.checks import gateway_expectation_verdicts
-from harness.suites.gateway.observation import ChatResponse, GatewayObservation
-from harness.suites.gateway.profiles.base import GatewayCheck
-from harness.suites.gateway.profiles.typed_frames import SEED_RULES
 from harness.tests.suites.gateway.observations import DONE, frames, observation
-from harness.verdicts import Outcome
+from streamproof.core.verdicts import Outcome
+from streamproof.suites.gateway.checks import gateway_expectation_verdicts
+from streamproof.suites.gateway.observation import ChatResponse, GatewayObservation
+from streamproof.suites.gateway.profiles.base import GatewayCheck
+from streamproof.suites.gateway.profiles.typed_frames import SEED_RULES
 
 NO_RESPONSE = ChatResponse(
     status=None, content_type=None, end="refused", error="connection refused"

@@ -6,16 +6,6 @@ from typing import Any
 
 import pytest
 
-from harness.suites.gateway.checks.persistence import (
-    event_text,
-    history_kind,
-    history_kinds,
-    no_half_record_verdicts,
-    persist_aggregates_verdicts,
-    persist_matches_message_verdicts,
-)
-from harness.suites.gateway.observation import ChatResponse, GatewayObservation
-from harness.suites.gateway.scenario import GatewayExpect
 from harness.tests.suites.gateway.observations import (
     CHUNKS,
     DONE,
@@ -40,6 +30,16 @@ from harness.tests.suites.gateway.observations import (
     whitespace_aggregate,
     worked_example,
 )
+from streamproof.suites.gateway.checks.persistence import (
+    event_text,
+    history_kind,
+    history_kinds,
+    no_half_record_verdicts,
+    persist_aggregates_verdicts,
+    persist_matches_message_verdicts,
+)
+from streamproof.suites.gateway.observation import ChatResponse, GatewayObservation
+from streamproof.suites.gateway.scenario import GatewayExpect
 
 
 @pytest.mark.parametrize("name", sorted(LEGITIMATE))

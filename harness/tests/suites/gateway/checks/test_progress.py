@@ -4,9 +4,6 @@ ends is caught."""
 
 from __future__ import annotations
 
-from harness.faults.records import LinkEvent
-from harness.suites.gateway.checks.progress import streams_progressively_verdicts
-from harness.suites.gateway.observation import Frame, GatewayObservation
 from harness.tests.suites.gateway.observations import (
     DONE,
     assert_fails,
@@ -18,6 +15,9 @@ from harness.tests.suites.gateway.observations import (
     model_call,
     observation,
 )
+from streamproof.faults.records import LinkEvent
+from streamproof.suites.gateway.checks.progress import streams_progressively_verdicts
+from streamproof.suites.gateway.observation import Frame, GatewayObservation
 
 RID = "GW-STREAMS-PROGRESSIVELY"
 PIECES = ("Our support desk ", "is open ", "from 9 to 5, ", "Monday to Friday.")

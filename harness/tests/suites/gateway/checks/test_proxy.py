@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.faults.records import LinkEvent
-from harness.suites.gateway.checks.proxy import proxy_honoured_verdicts
 from harness.tests.suites.gateway.observations import (
     assert_fails,
     assert_not_applicable,
     assert_passes,
     worked_example,
 )
+from streamproof.faults.records import LinkEvent
+from streamproof.suites.gateway.checks.proxy import proxy_honoured_verdicts
 
 RID = "GW-PROXY-HONOURED"
 MODEL_PATH = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.suites.gateway.checks.reducer import Draft, Message, ReducerState, reduce, replay
 from harness.tests.suites.gateway.observations import (
     ANSWER,
     CHUNKS,
@@ -23,6 +22,7 @@ from harness.tests.suites.gateway.observations import (
     tool_result,
     worked_example,
 )
+from streamproof.suites.gateway.checks.reducer import Draft, Message, ReducerState, reduce, replay
 
 
 def test_the_worked_example_renders_one_message_and_no_draft() -> None:

@@ -8,12 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.suites.gateway.checks.rendering import (
-    answer_as_message_verdicts,
-    double_render_verdicts,
-)
-from harness.suites.gateway.observation import ChatResponse, GatewayObservation
-from harness.suites.gateway.profiles.registry import check_gateway
 from harness.tests.suites.gateway.observations import (
     ANSWER,
     CHUNKS,
@@ -38,7 +32,13 @@ from harness.tests.suites.gateway.observations import (
     user_event,
     worked_example,
 )
-from harness.verdicts import Outcome
+from streamproof.core.verdicts import Outcome
+from streamproof.suites.gateway.checks.rendering import (
+    answer_as_message_verdicts,
+    double_render_verdicts,
+)
+from streamproof.suites.gateway.observation import ChatResponse, GatewayObservation
+from streamproof.suites.gateway.profiles.registry import check_gateway
 
 TOOL_STEP = (tool_call("lookupOrder"), tool_result())
 

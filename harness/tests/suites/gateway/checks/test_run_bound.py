@@ -6,13 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.faults.records import FaultRef, LinkEvent
-from harness.suites.gateway.checks.errors import error_frame_verdicts
-from harness.suites.gateway.checks.frames import link_faulted_calls, stream_terminal_verdicts
-from harness.suites.gateway.checks.rendering import answer_as_message_verdicts
-from harness.suites.gateway.checks.run_bound import run_bound_error_verdicts, run_bound_verdicts
-from harness.suites.gateway.observation import ChatResponse, GatewayObservation, ModelCall
-from harness.suites.gateway.profiles.registry import check_gateway
 from harness.tests.suites.gateway.observations import (
     DONE,
     delta,
@@ -22,7 +15,14 @@ from harness.tests.suites.gateway.observations import (
     model_call,
     observation,
 )
-from harness.verdicts import Outcome
+from streamproof.core.verdicts import Outcome
+from streamproof.faults.records import FaultRef, LinkEvent
+from streamproof.suites.gateway.checks.errors import error_frame_verdicts
+from streamproof.suites.gateway.checks.frames import link_faulted_calls, stream_terminal_verdicts
+from streamproof.suites.gateway.checks.rendering import answer_as_message_verdicts
+from streamproof.suites.gateway.checks.run_bound import run_bound_error_verdicts, run_bound_verdicts
+from streamproof.suites.gateway.observation import ChatResponse, GatewayObservation, ModelCall
+from streamproof.suites.gateway.profiles.registry import check_gateway
 
 BOUND = 3.0
 

@@ -1,18 +1,10 @@
 """The screens a browser shows after each frame, and GW-NO-DOUBLE-RENDER judged on them
-(harness/suites/gateway/checks/screen.py): the trailing delta after its message is a double
-render; a new draft by another author, or of the next model turn, is not; the judgement reads
+(harness/streamproof/suites/gateway/checks/screen.py): the trailing delta after its message is a
+double render; a new draft by another author, or of the next model turn, is not; the judgement reads
 screens only, so a wire without authors is judged alike."""
 
 from __future__ import annotations
 
-from harness.suites.gateway.checks.rendering import double_render_verdicts
-from harness.suites.gateway.checks.screen import (
-    Screen,
-    Shown,
-    double_render_problems,
-    typed_frame_screens,
-)
-from harness.suites.gateway.profiles.registry import check_gateway
 from harness.tests.suites.gateway.observations import (
     ANSWER,
     CHUNKS,
@@ -29,7 +21,15 @@ from harness.tests.suites.gateway.observations import (
     tool_result,
     worked_example,
 )
-from harness.verdicts import Outcome
+from streamproof.core.verdicts import Outcome
+from streamproof.suites.gateway.checks.rendering import double_render_verdicts
+from streamproof.suites.gateway.checks.screen import (
+    Screen,
+    Shown,
+    double_render_problems,
+    typed_frame_screens,
+)
+from streamproof.suites.gateway.profiles.registry import check_gateway
 
 TOOL_STEP = (tool_call("lookupOrder"), tool_result())
 

@@ -6,15 +6,6 @@ import json
 
 import pytest
 
-from harness.suites.gateway.checks.frames import stream_terminal_verdicts
-from harness.suites.gateway.checks.tools import (
-    llm_budget_verdicts,
-    tool_call_from_aggregate_verdicts,
-    tool_leak_verdicts,
-    tool_once_verdicts,
-)
-from harness.suites.gateway.observation import ChatResponse
-from harness.suites.gateway.scenario import GatewayExpect, GatewayLimits
 from harness.tests.suites.gateway.observations import (
     ANSWER,
     CHUNKS,
@@ -40,6 +31,15 @@ from harness.tests.suites.gateway.observations import (
     tool_run,
     worked_example,
 )
+from streamproof.suites.gateway.checks.frames import stream_terminal_verdicts
+from streamproof.suites.gateway.checks.tools import (
+    llm_budget_verdicts,
+    tool_call_from_aggregate_verdicts,
+    tool_leak_verdicts,
+    tool_once_verdicts,
+)
+from streamproof.suites.gateway.observation import ChatResponse
+from streamproof.suites.gateway.scenario import GatewayExpect, GatewayLimits
 
 ANSWER_FRAMES = (*(delta(c) for c in CHUNKS), message(ANSWER))
 
@@ -314,10 +314,10 @@ def test_a_script_longer_than_the_budget_is_judged() -> None:
 def test_agent_tools_answered_inside_adk_are_not_owed_to_the_tool_service() -> None:
     # A sub-agent used as a tool ("courier") is run by ADK itself: the tool service never
     # sees it, so only the tools the service serves are owed an execution.
-    from harness.suites.gateway.checks.tools import tool_once_verdicts
     from harness.tests.suites.gateway.observations import LOOKUP, assert_fails, assert_passes
     from harness.tests.suites.gateway.observations import model_call as call
     from harness.tests.suites.gateway.observations import worked_example as example
+    from streamproof.suites.gateway.checks.tools import tool_once_verdicts
 
     courier = {"name": "courier", "args": {"request": "where?"}}
     calls = (call(0, calls=[LOOKUP]), call(1, calls=[courier]), call(2, text="Monday."))

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.suites.gateway.oracles.finding import Finding, OracleReport
-from harness.suites.gateway.oracles.mapping import COMPARED
-from harness.suites.gateway.oracles.stream import Stream
-from harness.verdicts import Level, Outcome, Verdict
+from streamproof.core.verdicts import Level, Outcome, Verdict
+from streamproof.suites.gateway.oracles.finding import Finding, OracleReport
+from streamproof.suites.gateway.oracles.mapping import COMPARED
+from streamproof.suites.gateway.oracles.stream import Stream
 
 
 def ev(kind: str, **fields: Any) -> str:

@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 from typing import Any, Final
 
-from harness.sse import decode
-from harness.suites.gateway.observation import ChatResponse, Frame, GatewayObservation
 from harness.tests.suites.gateway.oracles.streams import path
+from streamproof.protocol.sse import decode
+from streamproof.suites.gateway.observation import ChatResponse, Frame, GatewayObservation
 
 AG_UI_ADK: Final = Path(__file__).resolve().parents[3] / "data" / "ag_ui"
 UI_HEADER: Final = {"x-vercel-ai-ui-message-stream": "v1"}

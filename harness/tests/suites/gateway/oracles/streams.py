@@ -4,7 +4,8 @@ says about them: the record of what each library flags and, as important, does n
 Each stream file opens with an SSE comment saying what it is (and, for an invalid one, where it
 breaks). ``AG_UI`` and ``AI_SDK`` give, per stream, each oracle's findings as ``(kind, rule,
 index)``; an empty tuple means the library accepts the stream. The tests assert these exactly,
-and the README's table (harness/suites/gateway/oracles/README.md) is :func:`markdown_table`'s
+and the README's table (harness/streamproof/suites/gateway/oracles/README.md) is
+:func:`markdown_table`'s
 output, checked by test_readme.py.
 """
 
@@ -15,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
-from harness.sse import decode
-from harness.suites.gateway.oracles.ag_ui_client import run_ag_ui_client
-from harness.suites.gateway.oracles.ag_ui_validate import validate_ag_ui
-from harness.suites.gateway.oracles.ai_sdk import read_ai_sdk_stream
-from harness.suites.gateway.oracles.finding import OracleReport
+from streamproof.protocol.sse import decode
+from streamproof.suites.gateway.oracles.ag_ui_client import run_ag_ui_client
+from streamproof.suites.gateway.oracles.ag_ui_validate import validate_ag_ui
+from streamproof.suites.gateway.oracles.ai_sdk import read_ai_sdk_stream
+from streamproof.suites.gateway.oracles.finding import OracleReport
 
 DATA: Final = Path(__file__).resolve().parents[3] / "data" / "oracles"
 

@@ -7,13 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from harness.suites.gateway.oracles.ag_ui_client import (
-    PACKAGE,
-    AgUiMessage,
-    AgUiToolCall,
-    run_ag_ui_client,
-)
-from harness.suites.gateway.oracles.node_script import require_installed
 from harness.tests.conftest import require_oracle
 from harness.tests.suites.gateway.oracles.streams import (
     AG_UI,
@@ -22,6 +15,13 @@ from harness.tests.suites.gateway.oracles.streams import (
     oracle_report,
     payloads,
 )
+from streamproof.suites.gateway.oracles.ag_ui_client import (
+    PACKAGE,
+    AgUiMessage,
+    AgUiToolCall,
+    run_ag_ui_client,
+)
+from streamproof.suites.gateway.oracles.node_script import require_installed
 
 ANSWER = "Order 1042 shipped on 30 September and is due Monday."
 

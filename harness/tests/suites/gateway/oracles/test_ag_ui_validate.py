@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from harness.suites.gateway.oracles.ag_ui_validate import installed_version, validate_ag_ui
 from harness.tests.conftest import require_oracle
 from harness.tests.suites.gateway.oracles.streams import (
     AG_UI,
@@ -15,6 +14,7 @@ from harness.tests.suites.gateway.oracles.streams import (
     oracle_report,
     payloads,
 )
+from streamproof.suites.gateway.oracles.ag_ui_validate import installed_version, validate_ag_ui
 
 TRANSPORT_RULES = {"AGUI501", "AGUI505", "AGUI506", "AGUI507", "AGUI508"}
 

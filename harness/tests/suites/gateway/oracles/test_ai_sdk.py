@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.suites.gateway.oracles.ai_sdk import PACKAGE, ReportedError, read_ai_sdk_stream
-from harness.suites.gateway.oracles.node_script import require_installed
 from harness.tests.conftest import require_oracle
 from harness.tests.suites.gateway.oracles.streams import AI, AI_SDK, found, oracle_report, payloads
+from streamproof.suites.gateway.oracles.ai_sdk import PACKAGE, ReportedError, read_ai_sdk_stream
+from streamproof.suites.gateway.oracles.node_script import require_installed
 
 ANSWER = "Order 1042 shipped on 30 September and is due Monday."
 

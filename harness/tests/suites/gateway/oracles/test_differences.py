@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from harness.suites.gateway.oracles.differences import KNOWN_DIFFERENCES, Side, explain
-from harness.suites.gateway.oracles.finding import Finding, OracleReport
-from harness.suites.gateway.oracles.mapping import AI, CLIENT, VALIDATE
-from harness.suites.gateway.oracles.stream import Stream
 from harness.tests.suites.gateway.oracles.builders import (
     FINISHED,
     STARTED,
@@ -18,6 +14,10 @@ from harness.tests.suites.gateway.oracles.builders import (
     report,
     stream,
 )
+from streamproof.suites.gateway.oracles.differences import KNOWN_DIFFERENCES, Side, explain
+from streamproof.suites.gateway.oracles.finding import Finding, OracleReport
+from streamproof.suites.gateway.oracles.mapping import AI, CLIENT, VALIDATE
+from streamproof.suites.gateway.oracles.stream import Stream
 
 TRUNCATED = stream(STARTED, ev("TEXT_MESSAGE_START", messageId="m"))
 REUSED = stream(

@@ -6,10 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from harness.suites.gateway.oracles.differential import compare, differential
-from harness.suites.gateway.oracles.mapping import CLIENT, VALIDATE
-from harness.suites.gateway.oracles.table import differential_table
-from harness.suites.gateway.profiles.registry import check_gateway
 from harness.tests.suites.gateway.oracles.builders import (
     STARTED,
     VALID,
@@ -21,7 +17,11 @@ from harness.tests.suites.gateway.oracles.builders import (
     verdict,
 )
 from harness.tests.suites.gateway.profiles.wires import agui_worked_example
-from harness.verdicts import Kind, Outcome
+from streamproof.core.verdicts import Kind, Outcome
+from streamproof.suites.gateway.oracles.differential import compare, differential
+from streamproof.suites.gateway.oracles.mapping import CLIENT, VALIDATE
+from streamproof.suites.gateway.oracles.table import differential_table
+from streamproof.suites.gateway.profiles.registry import check_gateway
 
 TRUNCATED = stream(STARTED, ev("TEXT_MESSAGE_START", messageId="m"))
 

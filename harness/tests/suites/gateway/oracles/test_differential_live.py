@@ -18,27 +18,32 @@ import pytest
 
 pytest.importorskip("google.adk")
 
-from harness.durations import DEFAULT_TIME_SCALE
-from harness.suites.gateway.observation import GatewayObservation
-from harness.suites.gateway.oracles.ag_ui_validate import installed_version
-from harness.suites.gateway.oracles.differential import differential
-from harness.suites.gateway.oracles.mapping import AI, CLIENT, VALIDATE
-from harness.suites.gateway.oracles.node_script import require_installed
-from harness.suites.gateway.oracles.table import differential_table
-from harness.suites.gateway.reference.mutants import WIRE_BUGS
-from harness.suites.gateway.runner import GatewayEnvironment
-from harness.suites.gateway.scenario import GatewayScenario
-from harness.suites.gateway.target import load_target
-from harness.suites.loading import load_scenarios
 from harness.tests.conftest import require_oracle
-from harness.verdicts import Verdict
+from streamproof.core.durations import DEFAULT_TIME_SCALE
+from streamproof.core.verdicts import Verdict
+from streamproof.suites.gateway.observation import GatewayObservation
+from streamproof.suites.gateway.oracles.ag_ui_validate import installed_version
+from streamproof.suites.gateway.oracles.differential import differential
+from streamproof.suites.gateway.oracles.mapping import AI, CLIENT, VALIDATE
+from streamproof.suites.gateway.oracles.node_script import require_installed
+from streamproof.suites.gateway.oracles.table import differential_table
+from streamproof.suites.gateway.reference.mutants import WIRE_BUGS
+from streamproof.suites.gateway.runner import GatewayEnvironment
+from streamproof.suites.gateway.scenario import GatewayScenario
+from streamproof.suites.gateway.target import load_target
+from streamproof.suites.loading import load_scenarios
 
 pytestmark = pytest.mark.slow
 
 ROOT: Final = Path(__file__).resolve().parents[5]
 TARGET: Final = {
-    "ag-ui": ROOT / "harness" / "suites" / "gateway" / "reference-ag-ui.yaml",
-    "ai-sdk-ui": ROOT / "harness" / "suites" / "gateway" / "reference-ai-sdk-ui.yaml",
+    "ag-ui": ROOT / "harness" / "streamproof" / "suites" / "gateway" / "reference-ag-ui.yaml",
+    "ai-sdk-ui": ROOT
+    / "harness"
+    / "streamproof"
+    / "suites"
+    / "gateway"
+    / "reference-ai-sdk-ui.yaml",
 }
 RUN_LIMIT_S: Final = 120.0
 """The bound on one gateway's start, its scenarios and its stop."""

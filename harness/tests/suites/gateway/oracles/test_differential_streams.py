@@ -11,17 +11,21 @@ from typing import Final
 
 import pytest
 
-from harness.suites.gateway.observation import GatewayObservation
-from harness.suites.gateway.oracles.ag_ui_validate import installed_version
-from harness.suites.gateway.oracles.differential import StreamDifferential, compare, differential
-from harness.suites.gateway.oracles.mapping import AI, CLIENT, ORACLES, VALIDATE
-from harness.suites.gateway.oracles.node_script import require_installed
-from harness.suites.gateway.oracles.stream import stream_of
-from harness.suites.gateway.oracles.table import differential_table
-from harness.suites.gateway.profiles.registry import check_gateway
 from harness.tests.conftest import require_oracle
 from harness.tests.suites.gateway.oracles.captured import ag_ui_adk_captures, hand_written
 from harness.tests.suites.gateway.oracles.streams import AG_UI, AI_SDK, oracle_report
+from streamproof.suites.gateway.observation import GatewayObservation
+from streamproof.suites.gateway.oracles.ag_ui_validate import installed_version
+from streamproof.suites.gateway.oracles.differential import (
+    StreamDifferential,
+    compare,
+    differential,
+)
+from streamproof.suites.gateway.oracles.mapping import AI, CLIENT, ORACLES, VALIDATE
+from streamproof.suites.gateway.oracles.node_script import require_installed
+from streamproof.suites.gateway.oracles.stream import stream_of
+from streamproof.suites.gateway.oracles.table import differential_table
+from streamproof.suites.gateway.profiles.registry import check_gateway
 
 Seen = tuple[tuple[str, str | None], ...]
 """Each disagreement as (library, the known difference that explains it), in order."""

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from harness.requirements import REGISTRY
-from harness.suites.gateway import requirements as _registered  # noqa: F401 (registers the ids)
-from harness.suites.gateway.oracles.differences import ANY, KNOWN_DIFFERENCES
-from harness.suites.gateway.oracles.finding import Finding
-from harness.suites.gateway.oracles.mapping import (
+from harness.tests.suites.gateway.oracles.builders import (
+    finding,
+)
+from streamproof.core.requirements import REGISTRY
+from streamproof.suites.gateway import requirements as _registered  # noqa: F401 (registers the ids)
+from streamproof.suites.gateway.oracles.differences import ANY, KNOWN_DIFFERENCES
+from streamproof.suites.gateway.oracles.finding import Finding
+from streamproof.suites.gateway.oracles.mapping import (
     AI,
     CLIENT,
     COMPARED,
@@ -18,9 +21,6 @@ from harness.suites.gateway.oracles.mapping import (
     READINGS,
     VALIDATE,
     requirement_of,
-)
-from harness.tests.suites.gateway.oracles.builders import (
-    finding,
 )
 
 

@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from harness.sse import decode
-from harness.suites.gateway.oracles import node_script
-from harness.suites.gateway.oracles.errors import OracleFailed, OracleUnavailable
-from harness.suites.gateway.oracles.finding import OracleReport
-from harness.suites.gateway.oracles.node_script import (
+from harness.tests.conftest import require_executable
+from streamproof.protocol.sse import decode
+from streamproof.suites.gateway.oracles import node_script
+from streamproof.suites.gateway.oracles.errors import OracleFailed, OracleUnavailable
+from streamproof.suites.gateway.oracles.finding import OracleReport
+from streamproof.suites.gateway.oracles.node_script import (
     INSTALL_COMMAND,
     encode_payloads,
     require_installed,
     run_script,
 )
-from harness.tests.conftest import require_executable
 
 
 def test_each_payload_is_one_event_at_its_index() -> None:

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.suites.gateway.oracles.table import known_differences_table, mapping_table
 from harness.tests.suites.gateway.oracles.streams import (
     AG_UI,
     AI_SDK,
@@ -18,8 +17,16 @@ from harness.tests.suites.gateway.oracles.streams import (
     Expected,
     markdown_table,
 )
+from streamproof.suites.gateway.oracles.table import known_differences_table, mapping_table
 
-README = Path(__file__).resolve().parents[4] / "suites" / "gateway" / "oracles" / "README.md"
+README = (
+    Path(__file__).resolve().parents[4]
+    / "streamproof"
+    / "suites"
+    / "gateway"
+    / "oracles"
+    / "README.md"
+)
 
 
 @pytest.mark.parametrize(("protocol", "table"), [("ag-ui", AG_UI), ("ai-sdk", AI_SDK)])

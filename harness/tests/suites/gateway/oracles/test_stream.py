@@ -3,9 +3,9 @@ types and fields."""
 
 from __future__ import annotations
 
-from harness.suites.gateway.oracles.stream import stream_of
 from harness.tests.suites.gateway.oracles.builders import stream
 from harness.tests.suites.gateway.profiles.wires import THREAD, agui_worked_example
+from streamproof.suites.gateway.oracles.stream import stream_of
 
 
 def test_a_stream_is_read_from_its_observation() -> None:

@@ -4,9 +4,6 @@ marked as such."""
 
 from __future__ import annotations
 
-from harness.suites.gateway.oracles.differential import compare
-from harness.suites.gateway.oracles.mapping import AI, CLIENT, VALIDATE
-from harness.suites.gateway.oracles.table import differential_table
 from harness.tests.suites.gateway.oracles.builders import (
     STARTED,
     VALID,
@@ -17,7 +14,10 @@ from harness.tests.suites.gateway.oracles.builders import (
     stream,
     verdict,
 )
-from harness.verdicts import Outcome
+from streamproof.core.verdicts import Outcome
+from streamproof.suites.gateway.oracles.differential import compare
+from streamproof.suites.gateway.oracles.mapping import AI, CLIENT, VALIDATE
+from streamproof.suites.gateway.oracles.table import differential_table
 
 TRUNCATED = stream(STARTED, ev("TEXT_MESSAGE_START", messageId="m"))
 

@@ -6,13 +6,6 @@ import json
 
 import pytest
 
-from harness.suites.gateway.profiles.ag_ui import (
-    AG_UI,
-    agui_request,
-    agui_screens,
-    agui_seed_frames,
-)
-from harness.suites.gateway.profiles.registry import check_gateway
 from harness.tests.suites.gateway.observations import ANSWER, CHUNKS, MARKER
 from harness.tests.suites.gateway.profiles.wires import (
     FINISHED,
@@ -25,7 +18,14 @@ from harness.tests.suites.gateway.profiles.wires import (
     agui_worked_example,
     data_frames,
 )
-from harness.verdicts import Outcome, Verdict
+from streamproof.core.verdicts import Outcome, Verdict
+from streamproof.suites.gateway.profiles.ag_ui import (
+    AG_UI,
+    agui_request,
+    agui_screens,
+    agui_seed_frames,
+)
+from streamproof.suites.gateway.profiles.registry import check_gateway
 
 STEP_STARTED = ag("STEP_STARTED", stepName="answer")
 STEP_FINISHED = ag("STEP_FINISHED", stepName="answer")

@@ -6,9 +6,6 @@ import json
 
 import pytest
 
-from harness.suites.gateway.observation import ChatResponse
-from harness.suites.gateway.profiles.ai_sdk_ui import AI_SDK_UI, ui_request, ui_seed_frames
-from harness.suites.gateway.profiles.registry import check_gateway
 from harness.tests.suites.gateway.observations import ANSWER, CHUNKS, MARKER
 from harness.tests.suites.gateway.profiles.wires import (
     data_frames,
@@ -17,7 +14,10 @@ from harness.tests.suites.gateway.profiles.wires import (
     ui_tool_call,
     ui_worked_example,
 )
-from harness.verdicts import Outcome, Verdict
+from streamproof.core.verdicts import Outcome, Verdict
+from streamproof.suites.gateway.observation import ChatResponse
+from streamproof.suites.gateway.profiles.ai_sdk_ui import AI_SDK_UI, ui_request, ui_seed_frames
+from streamproof.suites.gateway.profiles.registry import check_gateway
 
 
 def failed(verdicts: list[Verdict]) -> set[str]:

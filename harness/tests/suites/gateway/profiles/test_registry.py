@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness.suites import REGISTRY
-from harness.suites.gateway.observation import ChatResponse
-from harness.suites.gateway.profiles.registry import PROFILES, check_gateway, profile
 from harness.tests.suites.gateway.observations import observation
-from harness.verdicts import Outcome
+from streamproof.core.verdicts import Outcome
+from streamproof.suites import REGISTRY
+from streamproof.suites.gateway.observation import ChatResponse
+from streamproof.suites.gateway.profiles.registry import PROFILES, check_gateway, profile
 
 NO_RESPONSE = ChatResponse(status=None, content_type=None, end="refused", error="refused")
 

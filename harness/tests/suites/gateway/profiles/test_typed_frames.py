@@ -7,12 +7,12 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from harness.suites.gateway.profiles.base import ReadAs
-from harness.suites.gateway.profiles.registry import check_gateway
-from harness.suites.gateway.profiles.typed_frames import mapped_frames
-from harness.suites.gateway.profiles.wire import FrameMapping
 from harness.tests.suites.gateway.observations import ANSWER, CHUNKS, frames, worked_example
-from harness.verdicts import Outcome
+from streamproof.core.verdicts import Outcome
+from streamproof.suites.gateway.profiles.base import ReadAs
+from streamproof.suites.gateway.profiles.registry import check_gateway
+from streamproof.suites.gateway.profiles.typed_frames import mapped_frames
+from streamproof.suites.gateway.profiles.wire import FrameMapping
 
 MAPPING = FrameMapping.model_validate(
     {

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.suites.gateway.observation import ChatResponse, Frame, GatewayObservation
 from harness.tests.suites.gateway.observations import ANSWER, CHUNKS, worked_example
+from streamproof.suites.gateway.observation import ChatResponse, Frame, GatewayObservation
 
 THREAD = "sp-thread-1"
 RUN = "run-1"

@@ -10,8 +10,6 @@ import pytest
 
 pytest.importorskip("google.adk")
 
-from harness.suites.gateway.reference.ag_ui import AgUiMapper, read_request
-from harness.suites.gateway.reference.stream import BadRequestError, Ending
 from harness.tests.suites.gateway.reference.events import (
     ANSWER,
     MARKER,
@@ -23,6 +21,8 @@ from harness.tests.suites.gateway.reference.events import (
     text,
     worked_example,
 )
+from streamproof.suites.gateway.reference.ag_ui import AgUiMapper, read_request
+from streamproof.suites.gateway.reference.stream import BadRequestError, Ending
 
 STARTED = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1", "protocolVersion": "1.0"}
 FINISHED = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}

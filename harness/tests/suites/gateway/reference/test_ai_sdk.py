@@ -11,8 +11,6 @@ import pytest
 
 pytest.importorskip("google.adk")
 
-from harness.suites.gateway.reference.ai_sdk import AiSdkMapper, read_request
-from harness.suites.gateway.reference.stream import BadRequestError, Ending
 from harness.tests.suites.gateway.reference.events import (
     ANSWER,
     MARKER,
@@ -24,6 +22,8 @@ from harness.tests.suites.gateway.reference.events import (
     text,
     worked_example,
 )
+from streamproof.suites.gateway.reference.ai_sdk import AiSdkMapper, read_request
+from streamproof.suites.gateway.reference.stream import BadRequestError, Ending
 
 # The keys each chunk type may carry (ai 7.0.173, src/ui-message-stream/ui-message-chunks.ts),
 # restricted to those the reference uses: required ones first.

@@ -15,9 +15,9 @@ pytest.importorskip("google.adk")
 
 from google.adk.events import Event
 
-from harness.suites.gateway.reference.app import Gateway
-from harness.suites.gateway.reference.config import Settings
 from harness.tests.suites.gateway.reference.events import event, text
+from streamproof.suites.gateway.reference.app import Gateway
+from streamproof.suites.gateway.reference.config import Settings
 
 
 class Response:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.suites.gateway.reference.config import ConfigError, Settings
-from harness.suites.gateway.reference.mutants import (
+from streamproof.suites.gateway.reference.config import ConfigError, Settings
+from streamproof.suites.gateway.reference.mutants import (
     BUGS,
     EVERY_WIRE,
     INTENDED,
@@ -19,9 +19,9 @@ from harness.suites.gateway.reference.mutants import (
     bugs_for,
     describe_bugs,
 )
-from harness.suites.gateway.target import load_target
+from streamproof.suites.gateway.target import load_target
 
-TARGETS = Path(__file__).resolve().parents[4] / "suites" / "gateway"
+TARGETS = Path(__file__).resolve().parents[4] / "streamproof" / "suites" / "gateway"
 ENV = {
     "PORT": "0",
     "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:1",

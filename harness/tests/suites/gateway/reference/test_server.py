@@ -1,13 +1,14 @@
 """The reference gateway's process (server.py): what ``main`` says without starting a server.
-(How it ends, :func:`harness.process_exit.exit_now`, is tested in test_process_exit.py; that
+(How it ends, :func:`streamproof.runtime.process_exit.exit_now`, is tested in test_process_exit.py;
+that
 it exits 0 on SIGTERM, in test_reference_gateway.py.)"""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.suites.gateway.reference.mutants import describe_bugs
-from harness.suites.gateway.reference.server import main
+from streamproof.suites.gateway.reference.mutants import describe_bugs
+from streamproof.suites.gateway.reference.server import main
 
 
 def test_list_bugs_prints_the_wires_mutants(capsys: pytest.CaptureFixture[str]) -> None:

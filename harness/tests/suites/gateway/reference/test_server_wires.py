@@ -20,10 +20,10 @@ import pytest_asyncio
 
 pytest.importorskip("google.adk")
 
-from harness.fakes.model import FakeModel
-from harness.fakes.tools import FakeTools
-from harness.protocol.gemini import ModelTurn
 from harness.tests.suites.gateway.reference.events import ANSWER, MARKER
+from streamproof.fakes.model import FakeModel
+from streamproof.fakes.tools import FakeTools
+from streamproof.protocol.gemini import ModelTurn
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 
@@ -156,7 +156,7 @@ async def gateways(
                 STREAMPROOF_TOOL_URL=tools.base_url,
                 PYTHONUNBUFFERED="1",
             )
-            argv = ["-m", "harness.suites.gateway.reference.server", "--wire", wire, *extra]
+            argv = ["-m", "streamproof.suites.gateway.reference.server", "--wire", wire, *extra]
             stderr = logs / f"{'-'.join(key)}.log"
             with stderr.open("wb") as err:
                 proc = await asyncio.create_subprocess_exec(

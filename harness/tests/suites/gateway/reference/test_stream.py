@@ -7,15 +7,15 @@ import pytest
 
 pytest.importorskip("google.adk")
 
-from harness.suites.gateway.reference.frames import ClientGoneError, FrameWriter
-from harness.suites.gateway.reference.stream import (
+from harness.tests.suites.gateway.reference.events import ids
+from streamproof.suites.gateway.reference.frames import ClientGoneError, FrameWriter
+from streamproof.suites.gateway.reference.stream import (
     DataWriter,
     Ending,
     ToolCallIds,
     TypedFrameStream,
     encode_data,
 )
-from harness.tests.suites.gateway.reference.events import ids
 
 
 class Response:

@@ -1,1 +1,0 @@
-"""Benchmarks of the harness's own machinery (run as modules: ``python -m harness.bench.X``)."""

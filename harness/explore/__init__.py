@@ -1,7 +1,0 @@
-"""``streamproof explore``: search fault plans with hypothesis and write the smallest failing
-scenario.
-
-:mod:`harness.explore.space` holds the pure part (the strategies over a scenario's links),
-:mod:`harness.explore.reproducer` turns a found plan into a scenario file, and
-:mod:`harness.explore.search` runs the search against one started environment.
-"""

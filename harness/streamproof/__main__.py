@@ -1,0 +1,5 @@
+"""``python -m streamproof``: the command, as ``streamproof``."""
+
+from streamproof.cli import entry
+
+entry()

@@ -1,0 +1,5 @@
+"""``python -m streamproof.cli``: the command, as ``streamproof``."""
+
+from streamproof.cli import entry
+
+entry()

@@ -1,0 +1,91 @@
+"""GW-PROXY-HONOURED: on a corporate-proxy path, the gateway's model calls go through the proxy.
+
+On ``model_path: forward-proxy`` (or ``buffering-proxy``) the harness gives the gateway the
+fake model's ``https`` URL, the proxy in ``HTTPS_PROXY`` (and its spellings) and the proxy's CA
+in ``SSL_CERT_FILE`` (README, "Through a corporate proxy"). The model link *is* the proxy, so
+its records say which model calls took it; the fake model's records say which calls reached the
+model at all. A gateway that ignores the proxy either reaches the model past it (a call the
+fake answered that the proxy never carried) or, as the fake's certificate is trusted by no one
+but the proxy, fails TLS to the model and no call arrives anywhere; a gateway that takes the
+proxy but does not trust its CA fails the handshake with it (a ``tls_error`` record).
+
+The tool service is plain ``http`` on loopback: a gateway may send its tool calls through the
+proxy too, and those requests (no ``/models/`` in their path) are not model calls.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from streamproof.core.requirements import from_violations, not_applicable
+from streamproof.core.verdicts import Verdict
+from streamproof.suites.gateway.checks.frames import no_stream
+from streamproof.suites.gateway.observation import GatewayObservation
+
+__all__ = ["proxy_honoured_verdicts"]
+
+RID = "GW-PROXY-HONOURED"
+MODEL_API = "/models/"
+"""What every Gemini API path holds (``/v1beta/models/{model}:streamGenerateContent``): the
+requests on the link that are model calls, not tool calls."""
+
+
+def proxy_honoured_verdicts(obs: GatewayObservation) -> list[Verdict]:
+    """Every model call through the proxy, its CA trusted, at least one call made."""
+    if obs.model_path == "direct":
+        return [
+            not_applicable(RID, "not judged: the model is reached directly (model_path: direct)")
+        ]
+    if (skipped := no_stream(obs, RID)) is not None:
+        return skipped
+    events = obs.link_events.get("model", ())
+    carried = Counter(
+        e.path for e in events if e.kind == "request" and e.path and MODEL_API in e.path
+    )
+    through = sum(carried.values())
+    if through == 0 and not obs.model_calls and obs.disconnected_at is not None:
+        return [
+            not_applicable(
+                RID, "not judged: the browser went away before the gateway called the model"
+            )
+        ]
+    problems: list[str] = []
+    left = Counter(carried)
+    for call in obs.model_calls:
+        if left[call.path] > 0:
+            left[call.path] -= 1
+            continue
+        problems.append(
+            f"model call #{call.index} ({call.path}) reached the model without going through "
+            "the proxy named by HTTPS_PROXY"
+        )
+    failed_tls = [e for e in events if e.kind == "tls_error"]
+    if failed_tls:
+        problems.append(
+            f"the gateway's TLS handshake with the proxy failed {len(failed_tls)} time(s) "
+            f"({failed_tls[0].detail}): it does not trust the proxy's CA in SSL_CERT_FILE"
+        )
+    if through == 0 and not problems:
+        connections = sum(1 for e in events if e.kind == "connect")
+        seen = (
+            f"the proxy saw {connections} connection(s) but no model request"
+            if connections
+            else "the proxy saw no connection at all"
+        )
+        problems.append(
+            f"no model call went through the proxy: {seen}, and none reached the model (a "
+            "gateway that ignores HTTPS_PROXY goes straight to GOOGLE_GEMINI_BASE_URL, whose "
+            "certificate only the proxy trusts)"
+        )
+    return [
+        from_violations(
+            RID,
+            problems,
+            rule="on a corporate-proxy path every model call must go through the proxy named by "
+            "HTTPS_PROXY, with the proxy's CA in SSL_CERT_FILE trusted",
+            ok=f"{through} model call(s) went through the proxy, none past it",
+            expected="every model call through the proxy",
+            observed=f"{through} model request(s) through the proxy, {len(obs.model_calls)} "
+            f"call(s) reached the model, {len(failed_tls)} TLS failure(s) with the proxy",
+        )
+    ]
