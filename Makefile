@@ -3,7 +3,8 @@
 #   make test   the harness's own tests, ruff and mypy
 #   make check  the inner loop: every test not marked slow, ruff and mypy (at most 2 minutes)
 #   make bench  the benchmarks (harness/bench/), each printing its table (a few minutes)
-.PHONY: run test check test-profile lint type bench clean tools bytecode
+#   make docs   the documentation site (docs/, mkdocs.yml), built with --strict into site/
+.PHONY: run test check test-profile lint type bench clean tools bytecode docs
 
 .venv/.installed: pyproject.toml setup.py scripts/bootstrap scripts/build-toxiproxy scripts/install-chromium scripts/install-node-oracles
 	scripts/bootstrap
@@ -62,6 +63,13 @@ bench: .venv/.installed bytecode
 	.venv/bin/python -m harness.bench.reset_overhead
 	.venv/bin/python -m harness.bench.parallel
 
+# The documentation site, built as CI builds it (harness/tests/test_docs.py): --strict turns every
+# warning (a broken link, a page missing from the nav, an unknown anchor) into a failure.
+# DOCS_DIR sets where the site goes (site/, ignored by git).
+DOCS_DIR ?= site
+docs: .venv/.installed
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir $(DOCS_DIR)
+
 lint: .venv/.installed
 	.venv/bin/ruff check harness
 	.venv/bin/ruff format --check harness
@@ -71,4 +79,4 @@ type: .venv/.installed
 	.venv/bin/mypy
 
 clean:
-	rm -rf .venv reports/*.json reports/*.xml reports/runs reports/latest
+	rm -rf .venv site reports/*.json reports/*.xml reports/runs reports/latest
