@@ -21,7 +21,7 @@ tools:
 # The harness's own bytecode, written once: an editable install compiles nothing, and where
 # PYTHONDONTWRITEBYTECODE is set (.ci/run sets it) every process the tests and the suite start
 # (streamproof runs, workers, reference gateways) compiled harness/ again from source, about
-# 0.3 s of CPU per `streamproof run` (README "The test loop"). Python checks each file's
+# 0.3 s of CPU per `streamproof run` (docs/explanation/performance.md#the-test-loop). Python checks each file's
 # modification time, so a file changed since is compiled again in memory, never read stale.
 bytecode: .venv/.installed
 	@.venv/bin/python -m compileall -q -j 0 harness > /dev/null
@@ -40,7 +40,7 @@ TEST_WORKERS ?= 2
 test: .venv/.installed tools bytecode lint type
 	.venv/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25 $(ARGS)
 
-# The inner loop (README "Two commands"): every test not marked `slow` on CHECK_WORKERS
+# The inner loop (docs/explanation/mutants.md#the-harnesss-own-tests): every test not marked `slow` on CHECK_WORKERS
 # processes, after ruff and mypy; no whole suites, Java, ADK's api_server or browser. Every
 # product module has a test here (harness/tests/test_check_tier.py names any that has none).
 # make test stays the whole suite, what CI runs.
@@ -56,7 +56,7 @@ check: .venv/.installed tools bytecode lint type
 test-profile: .venv/.installed tools bytecode
 	.venv/bin/python -m harness.bench.test_time --workers $(TEST_WORKERS) $(ARGS)
 
-# Bounded, loopback only; the figures are in the README's Performance section.
+# Bounded, loopback only; the figures are in docs/explanation/performance.md.
 bench: .venv/.installed bytecode
 	.venv/bin/python -m harness.bench.proxy_throughput
 	.venv/bin/python -m harness.bench.a2a_fanout

@@ -2,7 +2,8 @@
 
 ``streamproof proxy --fault "rpc message/stream after 40s: stall"`` means the plan item
 ``{when: {rpc: message/stream, after: 40s}, do: stall}``. The shorthand is the plan's own
-vocabulary (:mod:`harness.faults.plan`) written as words, one to one, so whatever the README says
+vocabulary (:mod:`harness.faults.plan`) written as words, one to one, so whatever
+docs/reference/faults.md says
 about a plan key holds for its word, and every fault it reads is validated by
 :func:`~harness.faults.plan.parse_plan` like a scenario's::
 

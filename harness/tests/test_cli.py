@@ -288,7 +288,7 @@ def test_engines_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
 def test_run_starts_without_the_plugins_no_scenario_uses(tmp_path: Path) -> None:
     """Installed pytest plugins that serve other tests (hypothesis's imports hypothesis for a
     verbose run's header) are left out of ``streamproof run``: read from the modules a real
-    run that selects nothing has imported (README, "Performance")."""
+    run that selects nothing has imported (docs/explanation/performance.md)."""
     probe = (
         "import sys\n"
         "from harness.cli import main\n"

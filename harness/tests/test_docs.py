@@ -47,7 +47,7 @@ def test_every_readme_link_to_a_file_exists() -> None:
 
 def test_nothing_in_the_docs_points_outside_the_repository() -> None:
     """The docs state the design notes and wire facts in their own words: no machine path."""
-    pages = sorted((ROOT / "docs").rglob("*.md")) + [README, ROOT / "mkdocs.yml"]
+    pages = [*sorted((ROOT / "docs").rglob("*.md")), README, ROOT / "mkdocs.yml"]
     found = [
         f"{page.relative_to(ROOT)}:{n}: {line.strip()}"
         for page in pages
