@@ -3,7 +3,8 @@
 #   make test   the harness's own tests, ruff and mypy
 #   make check  the inner loop: every test not marked slow, ruff and mypy (at most 2 minutes)
 #   make bench  the benchmarks (harness/streamproof/bench/), each printing its table (a few minutes)
-.PHONY: run test check test-profile lint type bench clean tools bytecode
+#   make docs   the documentation site (docs/, mkdocs.yml), built with --strict into site/
+.PHONY: run test check test-profile lint type bench clean tools bytecode docs
 
 .venv/.installed: pyproject.toml setup.py scripts/bootstrap scripts/build-toxiproxy scripts/install-chromium scripts/install-node-oracles
 	scripts/bootstrap
@@ -20,7 +21,7 @@ tools:
 # The harness's own bytecode, written once: an editable install compiles nothing, and where
 # PYTHONDONTWRITEBYTECODE is set (.ci/run sets it) every process the tests and the suite start
 # (streamproof runs, workers, reference gateways) compiled harness/ again from source, about
-# 0.3 s of CPU per `streamproof run` (README "The test loop"). Python checks each file's
+# 0.3 s of CPU per `streamproof run` (docs/explanation/performance.md#the-test-loop). Python checks each file's
 # modification time, so a file changed since is compiled again in memory, never read stale.
 bytecode: .venv/.installed
 	@.venv/bin/python -m compileall -q -j 0 harness > /dev/null
@@ -39,7 +40,7 @@ TEST_WORKERS ?= 2
 test: .venv/.installed tools bytecode lint type
 	.venv/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=25 $(ARGS)
 
-# The inner loop (README "Two commands"): every test not marked `slow` on CHECK_WORKERS
+# The inner loop (docs/explanation/mutants.md#the-harnesss-own-tests): every test not marked `slow` on CHECK_WORKERS
 # processes, after ruff and mypy; no whole suites, Java, ADK's api_server or browser. Every
 # product module has a test here (harness/tests/test_check_tier.py names any that has none).
 # make test stays the whole suite, what CI runs.
@@ -55,12 +56,19 @@ check: .venv/.installed tools bytecode lint type
 test-profile: .venv/.installed tools bytecode
 	.venv/bin/python -m streamproof.bench.test_time --workers $(TEST_WORKERS) $(ARGS)
 
-# Bounded, loopback only; the figures are in the README's Performance section.
+# Bounded, loopback only; the figures are in docs/explanation/performance.md.
 bench: .venv/.installed bytecode
 	.venv/bin/python -m streamproof.bench.proxy_throughput
 	.venv/bin/python -m streamproof.bench.a2a_fanout
 	.venv/bin/python -m streamproof.bench.reset_overhead
 	.venv/bin/python -m streamproof.bench.parallel
+
+# The documentation site, built as CI builds it (harness/tests/test_docs.py): --strict turns every
+# warning (a broken link, a page missing from the nav, an unknown anchor) into a failure.
+# DOCS_DIR sets where the site goes (site/, ignored by git).
+DOCS_DIR ?= site
+docs: .venv/.installed
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir $(DOCS_DIR)
 
 lint: .venv/.installed
 	.venv/bin/ruff check harness
@@ -71,4 +79,4 @@ type: .venv/.installed
 	.venv/bin/mypy
 
 clean:
-	rm -rf .venv reports/*.json reports/*.xml reports/runs reports/latest
+	rm -rf .venv site reports/*.json reports/*.xml reports/runs reports/latest

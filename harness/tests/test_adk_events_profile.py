@@ -1,7 +1,8 @@
 """The ``adk-events`` profile end to end, through the CLI as a user runs it.
 
 * ``targets/adk-api-server.yaml`` runs a real ``adk api_server`` (google-adk) on the
-  reference's agent, and the gateway suite gives the verdicts the README lists under "ADK's
+  reference's agent, and the gateway suite gives the verdicts docs/how-to/adk-dev-server.md lists
+  under "ADK's
   dev server as a target": the seed's rules that apply to a raw event stream pass, the
   typed-frame rules are not applicable, and GW-NO-TOOL-LEAK fails wherever a tool ran (a raw
   stream forwards function responses by design).
@@ -63,7 +64,7 @@ PASSED_ON_ADK_API_SERVER = {
     "GW-DISPOSE",
     "GW-DISPOSE-IDLE",
 }
-"""Judged and held at least once, failed nowhere (the README's list)."""
+"""Judged and held at least once, failed nowhere (docs/how-to/adk-dev-server.md's list)."""
 
 
 def streamproof(*args: str, report_dir: Path) -> tuple[int, str, Report]:

@@ -298,7 +298,7 @@ def test_python_dash_m_is_the_command(module: str) -> None:
 def test_run_starts_without_the_plugins_no_scenario_uses(tmp_path: Path) -> None:
     """Installed pytest plugins that serve other tests (hypothesis's imports hypothesis for a
     verbose run's header) are left out of ``streamproof run``: read from the modules a real
-    run that selects nothing has imported (README, "Performance")."""
+    run that selects nothing has imported (docs/explanation/performance.md)."""
     probe = (
         "import sys\n"
         "from streamproof.cli import main\n"

@@ -1,8 +1,9 @@
 """The suite covers the seeds: every requirement has a scenario, every MUST a mutant, and
-the README's requirements table is the registry's."""
+docs/reference/requirements.md's table is the registry's."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from streamproof.core.verdicts import Level
@@ -20,6 +21,7 @@ from streamproof.suites.coverage import (
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
+DOCS = ROOT / "docs"
 
 
 def test_every_requirement_has_a_scenario() -> None:
@@ -50,25 +52,30 @@ def test_every_mutant_targets_a_known_requirement() -> None:
     assert not unknown
 
 
-def test_readme_table_is_the_registry() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start, end = readme.index(TABLE_START), readme.index(TABLE_END)
-    shown = readme[start + len(TABLE_START) : end].strip()
+def test_docs_requirements_table_is_the_registry() -> None:
+    page = (DOCS / "reference" / "requirements.md").read_text(encoding="utf-8")
+    start, end = page.index(TABLE_START), page.index(TABLE_END)
+    shown = page[start + len(TABLE_START) : end].strip()
     assert shown == requirements_table([SCENARIOS]), (
-        "README requirements table is stale: regenerate it with scripts/regen-readme-table"
+        "docs/reference/requirements.md's table is stale: regenerate it with "
+        "scripts/regen-docs-tables"
     )
 
 
-def test_readme_profiles_table_is_the_profiles() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start, end = readme.index(PROFILES_START), readme.index(PROFILES_END)
-    shown = readme[start + len(PROFILES_START) : end].strip()
+def test_docs_profiles_table_is_the_profiles() -> None:
+    page = (DOCS / "reference" / "gateway-profiles.md").read_text(encoding="utf-8")
+    start, end = page.index(PROFILES_START), page.index(PROFILES_END)
+    shown = page[start + len(PROFILES_START) : end].strip()
     assert shown == profiles_table(), (
-        "README profiles table is stale: regenerate it with scripts/regen-readme-table"
+        "docs/reference/gateway-profiles.md's table is stale: regenerate it with "
+        "scripts/regen-docs-tables"
     )
 
 
-def test_readme_library_example_is_the_tested_one() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_docs_library_example_is_the_tested_one() -> None:
+    """docs/how-to/pytest.md shows the tested example: the page's copy is the test file."""
+    page = (DOCS / "how-to" / "pytest.md").read_text(encoding="utf-8")
     example = (ROOT / "harness" / "tests" / "test_example_checks_library.py").read_text()
-    assert example in readme
+    block = re.search(r"```python\n(# Docs example.*?)```", page, re.DOTALL)
+    assert block is not None, "docs/how-to/pytest.md has no checks-as-a-library example"
+    assert block.group(1) == example

@@ -1,4 +1,4 @@
-# README example: the checks as a library. (A test keeps the README's copy identical.)
+# Docs example (docs/how-to/pytest.md): the checks as a library. (A test keeps the page's copy.)
 from streamproof import ChatResponse, Frame, GatewayObservation, Outcome, check_gateway
 
 

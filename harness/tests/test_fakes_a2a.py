@@ -305,7 +305,8 @@ async def test_resubscribe_to_a_finished_task(
 async def test_an_error_event_frame_loses_its_code_in_the_compat_client(
     fake: FakeA2AServer,
 ) -> None:
-    """a2a.md §1.7: the 1.3 client's 0.3 transport turns ``event: error`` into a generic
+    """docs/explanation/wire-facts/a2a.md §1.7: the 1.3 client's 0.3 transport turns ``event:
+    error`` into a generic
     A2AClientError; the fake reproduces the framing that causes it."""
     fake.load(load_script(REPORT, error_event=True), time_scale=0.001)
     async with sdk_client(fake.base_url) as client:

@@ -1,6 +1,7 @@
 """The inline proxy end to end: what real clients (aiohttp, httpx, a raw socket) see through it.
 
-Each action is checked against the client-visible signature matrix of faults.md §2.6: the
+Each action is checked against the client-visible signature matrix of
+docs/explanation/wire-facts/proxies.md §2.6: the
 events that arrive (decoded with the harness's strict decoder) and the exception each client
 raises. The upstream is a small aiohttp app defined here, serving canned event streams with
 exact bytes, so "unchanged" can be checked byte for byte.
@@ -437,7 +438,8 @@ async def test_headers_are_forwarded_minus_hop_by_hop(
     assert got["Transfer-Encoding"] == "chunked" and "Content-Length" not in got
 
 
-# --- each action, as the clients see it (faults.md §2.6) ---------------------------------------
+# --- each action, as the clients see it (docs/explanation/wire-facts/proxies.md §2.6)
+# ---------------------------------------
 
 
 async def test_a_client_sent_through_the_link_as_a_forward_proxy_reaches_the_upstream(

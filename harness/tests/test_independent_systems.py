@@ -1,4 +1,4 @@
-"""The suites against systems written from the seeds and the README alone
+"""The suites against systems written from the rules and contracts in docs/ alone
 (``harness/tests/independent/``), not from the reference: a correct-but-minimal gateway and a
 0.3-only client must pass every MUST, with the scenarios they cannot serve skipped for a
 named reason; a gateway that only says ``done``, one whose history fails and a client that

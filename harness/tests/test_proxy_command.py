@@ -259,7 +259,7 @@ def test_the_seeds_proxy_timeout_story_with_real_parts(
     the_proxy.wait_for(rf"req {resubscribe}\s+end\s")
     assert the_proxy.stop(signal.SIGINT) == 130, the_proxy.output()
     output = the_proxy.output()
-    print(output)  # the live output, for the README and the curious (pytest -s)
+    print(output)  # the live output, for the docs and the curious (pytest -s)
     assert "Traceback" not in output
 
     lines = the_proxy.out

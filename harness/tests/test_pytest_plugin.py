@@ -216,7 +216,7 @@ def test_no_hint_when_scenarios_were_collected_or_no_yaml_was_given(
         assert "streamproof: no scenario collected" not in result.stdout.str()
 
 
-# --- the pytest route as the README documents it ---------------------------------------------
+# --- the pytest route as docs/how-to/pytest.md documents it --------------------------------------
 
 ROOT = Path(__file__).resolve().parents[2]
 

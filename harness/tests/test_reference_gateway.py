@@ -1,6 +1,7 @@
 """The reference gateway: correct by the seed's rules, and each mutant visibly broken on the wire.
 
-Seed ``000_08c89244bc50b181``. The pure frame mapping is tested on hand-built ADK events; the
+``docs/explanation/gateway-rules.md``. The pure frame mapping is tested on hand-built ADK events;
+the
 rest starts ``python -m streamproof.suites.gateway.reference.server`` as a real subprocess (a real
 google-adk Runner on ADK's SQLite session store) against the fake model and the fake tool
 service, and reads real SSE off a socket. One reference process serves the module; each mutant

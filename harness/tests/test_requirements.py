@@ -80,7 +80,8 @@ def test_every_suites_rules_are_found_gateway_seed_rules_first() -> None:
 
 
 def test_the_reference_a2a_client_starts_without_building_any_rule() -> None:
-    """Started once per turn (README, "Performance"): importing the program and its packages
+    """Started once per turn (docs/explanation/performance.md): importing the program and its
+    packages
     must not import a suite's rules, the scenario files' YAML parser or httpx's own command
     line. Read from the interpreter's import log of the real program."""
     run = subprocess.run(

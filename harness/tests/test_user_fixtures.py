@@ -174,12 +174,12 @@ def test_the_fixtures_module_is_cheap_to_import() -> None:
     assert out.stdout.strip() == "[]"
 
 
-# --- the README -----------------------------------------------------------------------------------
+# --- the docs (docs/how-to/pytest.md) -------------------------------------------------------------
 
 
-def test_the_readme_shows_the_example_verbatim() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Fakes as pytest fixtures") :]
+def test_the_docs_show_the_example_verbatim() -> None:
+    page = (ROOT / "docs" / "how-to" / "pytest.md").read_text(encoding="utf-8")
+    section = page[page.index("## Fakes as pytest fixtures") :]
     block = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert block is not None, "the section has no python block"
     assert block.group(1) == EXAMPLE.read_text(encoding="utf-8")

@@ -11,7 +11,7 @@ ag-ui-adk is used as published, nothing in it is patched or subclassed.
 * ``GET /history/{threadId}``: the thread's ADK session as ADK's own event JSON,
   ``{"events": [...]}``, as the reference gateway's ``/history`` returns it.
 
-The environment is the gateway contract's (README, "Testing your own gateway"): PORT,
+The environment is the gateway contract's (docs/reference/gateway-contract.md): PORT,
 STREAMPROOF_TOOL_URL, GOOGLE_GEMINI_BASE_URL and GOOGLE_API_KEY (read by google-genai itself),
 and STREAMPROOF_RUN_TIMEOUT, which becomes ag-ui-adk's ``execution_timeout_seconds``.
 """

@@ -101,7 +101,8 @@ def summarise(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
 
 
 def table(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The rows as a Markdown table (the README's and the closing note's form)."""
+    """The rows as a Markdown table (the form of docs/explanation/performance.md and the
+    closing note)."""
     lines = [
         "| scale | runs | failed runs | wall median | wall slowest | load before (max) "
         "| failures |",

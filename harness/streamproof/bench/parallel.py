@@ -10,10 +10,10 @@ prints both wall times, the ratio (serial / parallel) and every scenario or verd
 differs between the two. It also prints where the serial run's time went: the slowest scenarios and
 the time outside any scenario (start-up, collection, reports). Every run is bounded by
 ``--run-timeout`` seconds and killed after it; the load average before each run is printed,
-since a loaded machine shares its cores with the workers (README, "Parallel runs and CI
-sharding").
+since a loaded machine shares its cores with the workers (docs/how-to/parallel-and-sharding.md).
 
-The goal (README, "Performance"): ``-n 2`` at least 1.8x faster than serial, with the same
+The goal (docs/explanation/performance.md#parallel-runs): ``-n 2`` at least 1.8x faster than
+serial, with the same
 verdicts, on the project's 2-core machine.
 """
 
@@ -114,7 +114,7 @@ def slowest(durations: Mapping[str, float], count: int = 10) -> list[tuple[str, 
 
 def table(rounds: Sequence[tuple[RunResult, RunResult]]) -> str:
     """One row per round: both walls, the ratio, the passed counts and whether the verdicts are
-    the same (a Markdown table, the README's form)."""
+    the same (a Markdown table, the form of docs/explanation/performance.md)."""
     lines = [
         "| round | load before | serial | parallel | ratio | same verdicts |",
         "|---|---|---|---|---|---|",

@@ -361,7 +361,9 @@ def _parser() -> argparse.ArgumentParser:
 
     lst = sub.add_parser("list", help="print the requirement registry")
     lst.add_argument("--json", action="store_true")
-    lst.add_argument("--markdown", action="store_true", help="the README's requirements table")
+    lst.add_argument(
+        "--markdown", action="store_true", help="the table of docs/reference/requirements.md"
+    )
     return parser
 
 
@@ -655,7 +657,7 @@ def _run_scenarios(args: argparse.Namespace, last_durations: tuple[Path, str] | 
         "no:cacheprovider",
         # Plugins a scenario item never uses, which installed packages bring: each costs the
         # run's start (hypothesis's imports hypothesis for the header of a verbose run, about
-        # 0.5 s; README, "Performance").
+        # 0.5 s; docs/explanation/performance.md).
         *(arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")),
         "-o",
         "testpaths=",

@@ -1,8 +1,8 @@
 """Capabilities: what a target declares it serves beyond its contract's minimum.
 
 A scenario names what it **needs**; a need the target does not declare skips the scenario with
-that reason, so a correct system is never failed for lacking an optional feature (README,
-"Capabilities"). Core vocabulary: no suite, no I/O.
+that reason, so a correct system is never failed for lacking an optional feature
+(docs/reference/gateway-contract.md#capabilities). Core vocabulary: no suite, no I/O.
 """
 
 from __future__ import annotations

@@ -68,11 +68,12 @@ Duration = Annotated[
 DEFAULT_TIME_SCALE = 0.1
 """Scenarios are written in the time users live (a 40 s proxy timeout, a 90 s deadline); at a
 tenth of that the whole suite runs in about a minute and a half while delays stay far above
-scheduling noise. Kept by measurement (``python -m streamproof.bench.flakes``, the README's "The
-default clock"): at 0.03 the correct Python client failed the seed's worked example twice in
-30 runs; at 0.05 the Python references passed 30 of 30, but the whole test suite at 0.05 had
-the correct Java gateway miss its run bound (JVM costs that do not scale) and two mutants
-survive (no-llm-budget under load, the Java no-dispose): not exact."""
+scheduling noise. Kept by measurement (``python -m streamproof.bench.flakes``,
+docs/explanation/performance.md#the-default-clock): at 0.03 the correct Python client failed
+the seed's worked example twice in 30 runs; at 0.05 the Python references passed 30 of 30,
+but the whole test suite at 0.05 had the correct Java gateway miss its run bound (JVM costs
+that do not scale) and two mutants survive (no-llm-budget under load, the Java no-dispose):
+not exact."""
 
 
 class TimeScale:

@@ -15,6 +15,12 @@ from streamproof.core.verdicts import Kind, Level, Outcome, Verdict
 
 GATEWAY_SEED = "000_08c89244bc50b181"
 CLIENT_SEED = "001_a4aab3267c38e4f0"
+RULE_PAGES = {
+    GATEWAY_SEED: "docs/explanation/gateway-rules.md",
+    CLIENT_SEED: "docs/explanation/a2a-client-rules.md",
+}
+"""Where a user reads each seed's rules: the docs page that states them in the project's words,
+each section there a heading named as the rules' ``section`` (the seed id is a label on it)."""
 
 
 class Requirement(BaseModel):
@@ -34,9 +40,11 @@ class Requirement(BaseModel):
     scenario run against a target of that profile, and only there."""
 
     def source(self) -> str:
-        """Where the rule comes from, as lists and reports name it: ``seed 000_...`` or a
-        protocol's own name."""
-        return f"seed {self.seed}" if self.profile is None else self.seed
+        """Where the rule comes from, as lists and reports name it: the docs page stating the
+        seed's rules (:data:`RULE_PAGES`) or a protocol's own name."""
+        if self.profile is not None:
+            return self.seed
+        return RULE_PAGES.get(self.seed, f"seed {self.seed}")
 
     def everywhere(self) -> str | None:
         """Where a rule that no scenario names is judged, or ``None`` for a rule that needs a

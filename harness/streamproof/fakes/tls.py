@@ -1,6 +1,7 @@
 """A self-signed certificate made at run time, for a fake served over HTTPS.
 
-The corporate-proxy path (README, "Through a corporate proxy") puts a TLS-intercepting forward
+The corporate-proxy path (docs/reference/gateway-contract.md#through-a-corporate-proxy) puts a
+TLS-intercepting forward
 proxy between the gateway and the fake model; the proxy talks TLS to the fake, so the fake
 serves HTTPS with a certificate made here. The key material lives in a temporary folder that
 :meth:`SelfSignedCert.close` removes; nothing is written anywhere else. The certificate names

@@ -1,22 +1,24 @@
 """The byte transformations behind ``split`` and ``corrupt``: small pure functions, no I/O.
 
 Each ``corrupt`` kind reproduces one way a real stream goes wrong, chosen for what the WHATWG
-event-stream rules (and the lenient parsers of faults.md §4) do with it:
+event-stream rules (and the lenient parsers of docs/explanation/wire-facts/proxies.md §4) do with
+it:
 
 * ``drop_blank_line``: the event's terminating blank line is removed, so its fields run into
   the next event's and a spec decoder dispatches the two as one event whose data lines are
-  joined with ``\\n`` (faults.md §2.6, "malformed": 10 events became 9).
+  joined with ``\\n`` (docs/explanation/wire-facts/proxies.md §2.6, "malformed": 10 events became
+  9).
 * ``truncate_json``: the event's last ``data`` line keeps only its first half (cut on a UTF-8
   character boundary) and the blank line stays, so the event is dispatched with data that is
   not valid JSON: what a client sees when a producer is cut off mid-serialisation.
 * ``cr_only``: from then on every line end is a lone CR. That is valid SSE (a spec decoder sees
   the same events) but a parser that splits on LF only sees nothing (aiohttp-sse-client2 in
-  faults.md §4).
+  docs/explanation/wire-facts/proxies.md §4).
 * ``bom``: the bytes EF BB BF go in front of the next event. Only a BOM at the very start of
   the stream is stripped; mid-stream it becomes part of the first field name
   (``\\ufeffdata``), an unknown field, so a one-line event is lost. At the very start it is the
   legal BOM a spec decoder skips, and which httpx-sse, sseclient-py and aiohttp-sse-client2
-  wrongly let eat the first event (faults.md §4).
+  wrongly let eat the first event (docs/explanation/wire-facts/proxies.md §4).
 
 A CRLF whose CR and LF arrive in different upstream chunks makes a block end just after the CR
 (see :mod:`streamproof.protocol.sse`); the functions below therefore report when they leave a

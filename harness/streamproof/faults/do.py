@@ -86,7 +86,8 @@ class SplitArgs(_Model):
 
     pieces: int = Field(3, ge=2, strict=True)
     gap: Duration = 0.005
-    """Between pieces. Below a few ms TCP may coalesce the pieces again (faults.md §5)."""
+    """Between pieces. Below a few ms TCP may coalesce the pieces again
+    (docs/explanation/wire-facts/proxies.md §5)."""
 
 
 class StallArgs(_Model):

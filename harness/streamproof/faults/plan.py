@@ -13,7 +13,8 @@ and exactly one action::
     - do: {split: {pieces: 3, gap: 5ms}}
 
 The vocabulary follows the faults that matter to SSE clients in the field, as measured in
-``research/faults.md``: the quiet stall and the proxy idle cut are the commonest reports
+``docs/explanation/wire-facts/proxies.md``: the quiet stall and the proxy idle cut are the
+commonest reports
 (§3, "stalled streams that never error"), and each end of a stream has its own client-visible
 signature (§2.6: a clean early end raises nothing, a FIN without the chunked terminator is a
 payload error, a reset is a connection error). The plan names the *effect*; an engine decides

@@ -20,8 +20,10 @@ takes effect on the very next byte; after a ``Finish`` the proxy abandons them.
 Counting and cutting
 --------------------
 On an event stream every chunk goes through :meth:`streamproof.protocol.sse.Decoder.feed_blocks`,
-whose block offsets let the shaper cut *exactly* after event N even when one upstream chunk holds
-several events (faults.md §1.3: toxiproxy's ``limit_data`` can only count bytes, headers and
+whose
+block offsets let the shaper cut *exactly* after event N even when one upstream chunk holds
+several events (docs/explanation/wire-facts/proxies.md §1.3: toxiproxy's ``limit_data`` can only
+count bytes, headers and
 chunk-size lines included). Only blocks that dispatched an event count as events; comment
 blocks (heartbeats) are forwarded and recorded as comments. ``after_bytes`` counts upstream
 body bytes. Bytes are forwarded unchanged and, when nothing paces them, in one write per
@@ -30,7 +32,8 @@ upstream chunk; the decoder only reads them.
 Modes that fire mid-stream:
 
 * ``stall``: everything from upstream is swallowed (heartbeats too) and the socket stays open,
-  as a proxy that has gone quiet does (faults.md §3: "stalled streams that never error"). With
+  as a proxy that has gone quiet does (docs/explanation/wire-facts/proxies.md §3: "stalled streams
+  that never error"). With
   ``for``, forwarding resumes at the next block boundary, so the client never sees half an
   event; what was swallowed is lost (as with toxiproxy's ``timeout`` toxic, §1.3).
 * ``drip``: wait before forwarding each event (each chunk when not an event stream); an

@@ -2,8 +2,9 @@
 
 ``streamproof proxy --fault "rpc message/stream after 40s: stall"`` means the plan item
 ``{when: {rpc: message/stream, after: 40s}, do: stall}``. The shorthand is the plan's own
-vocabulary (:mod:`streamproof.faults.plan`) written as words, one to one, so whatever the README
-says about a plan key holds for its word, and every fault it reads is validated by
+vocabulary (:mod:`streamproof.faults.plan`) written as words, one to one, so whatever
+docs/reference/faults.md says
+about a plan key holds for its word, and every fault it reads is validated by
 :func:`~streamproof.faults.plan.parse_plan` like a scenario's::
 
     fault   := [when ":"] action

@@ -150,8 +150,9 @@ class HarnessSession:
     def _warm_up(self) -> None:
         """Start, in the background, the environment of each other kind the session selected
         (:attr:`kinds`): the reference gateway's start (about 2 s of imports in its own
-        process) then overlaps the A2A client scenarios, which mostly wait (README,
-        "Performance"). A kind this run cannot start is left to its first scenario, which
+        process) then overlaps the A2A client scenarios, which mostly wait
+        (docs/explanation/performance.md,
+        "Start and suite time"). A kind this run cannot start is left to its first scenario, which
         reports why as it always did."""
         assert self._loop is not None
         for kind in self.kinds:

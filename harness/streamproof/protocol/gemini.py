@@ -3,7 +3,7 @@
 The fake model (``streamproof.fakes.model``) must be indistinguishable from the real Gemini
 Developer API to the SDKs that ADK uses, so everything it writes is built here and nothing here
 does I/O. What the real SDKs require, measured with google-genai 2.34 / google-adk 2.13 (see
-``/work/shared/research/adk.md`` sections 0, 4 and 6):
+``docs/explanation/wire-facts/adk-gemini.md`` sections 0, 4 and 6):
 
 * A stream is ``data: <json>`` plus a blank line per chunk. The SDKs accept only ``data: `` *with*
   one space (``line.startswith('data: ')``), and the JS SDK's regex needs each JSON object on one

@@ -4,7 +4,8 @@ The command and the references that streamproof starts by the hundred (a gateway
 start, a client per A2A turn, a ``streamproof run`` per CI job or mutant) import google-adk,
 a2a-sdk and pydantic; once they have closed what they opened, the interpreter's orderly
 teardown only frees those modules' objects, 0.25 to 0.8 s of CPU a process (measured with
-py-spy and ``python -m streamproof.bench.process_cpu``; README "The test loop").
+py-spy and ``python -m streamproof.bench.process_cpu``;
+docs/explanation/performance.md#the-test-loop).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ fixture file in the format of ``fixtures/README.md``: the body byte for byte, ea
 preceded by a ``: at <time>`` comment holding the time its first byte was written; an event
 the response did not finish (no blank line after it) is left out and counted.
 
-Redaction (documented in the README, "Recording real traffic"): nothing written keeps a
+Redaction (documented in docs/how-to/serve-and-record.md): nothing written keeps a
 secret the traffic carried.
 
 * Query parameters named like a credential (``key``, ``api_key``, ``apikey``,
@@ -275,7 +275,7 @@ def plan_files(
         f"# Written by `streamproof record` at {written_at} from the traffic it forwarded to",
         f"# {redact_target(upstream)}. Each fixture is one streamed response as the wire",
         "# carried it, with `: at` times from the response's start; secrets are redacted",
-        "# (README: Recording real traffic). Check the expectations, then:",
+        "# (docs/how-to/serve-and-record.md). Check the expectations, then:",
         "#   streamproof validate THIS_FILE",
     ]
     if kind == "model":

@@ -44,7 +44,7 @@ def _rules(name: str) -> list[Requirement]:
 
 
 def _load_rules() -> None:
-    """Import every suite's requirements (each registers its rules); reports and the README
+    """Import every suite's requirements (each registers its rules); reports and the docs
     list the gateway's seed rules first, then the A2A client's, then the wire profiles'."""
     REGISTRY.put_first([*_rules("GATEWAY"), *_rules("A2A_CLIENT")])
 

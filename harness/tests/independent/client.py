@@ -1,6 +1,7 @@
 """A 0.3-only A2A client: the seed's streaming recipe on plain aiohttp and its own SSE parser.
 
-``python -m harness.tests.independent.client`` reads the README's client contract from the
+``python -m harness.tests.independent.client`` reads the docs' client contract
+(docs/reference/a2a-client-contract.md) from the
 environment (``STREAMPROOF_A2A_URL``, ``STREAMPROOF_PROMPT``, ``STREAMPROOF_DEADLINE_S``,
 ``STREAMPROOF_IDLE_S``), makes one ``message/stream`` call and prints one JSON result line
 last on stdout. Follow-up turns are not supported.

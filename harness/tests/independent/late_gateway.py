@@ -8,7 +8,8 @@ stored events, in ADK's JSON shape). No NONE mode, no auth, no sub-agents.
 It is the seed's ``ChatStreamController`` over a small agent loop of its own (the seed's
 "Inside SSE mode": each chunk a partial event, one aggregate per model call, only aggregates
 stored, tools run from the aggregate, a budget of LLM calls), and it differs from ADK Python
-in the three ways ADK Java does (research/java.md, section 1), none of them a defect by the seed:
+in the three ways ADK Java does (docs/explanation/wire-facts/java.md, section 1), none of them a
+defect by the seed:
 
 * **Retries.** A model call answered with a 5xx status, or that could not be sent, is sent
   again, the very same request, up to ``ATTEMPTS`` times with a growing backoff (java-genai's
@@ -53,7 +54,8 @@ ATTEMPTS: Final = 5
 BACKOFF_S: Final = (0.05, 0.1, 0.2, 0.4)
 """The gaps between attempts: short, to keep tests quick."""
 JAVA_BACKOFF_S: Final = (1.5, 3.8, 5.9, 13.4)
-"""java-genai's gaps as measured (research/java.md), in real time: what ADK Java on its
+"""java-genai's gaps as measured (docs/explanation/wire-facts/java.md), in real time: what ADK Java
+on its
 defaults does. ``LATE_GATEWAY_BACKOFF=java`` selects them; the retries then outlast a run
 bound of 12 s (the seed's 120 s at time scale 0.1), so the bound ends the run."""
 WATCH_INTERVAL_S: Final = 0.05

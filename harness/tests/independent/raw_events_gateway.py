@@ -1,6 +1,7 @@
 """A gateway that forwards ADK's raw event JSON, declared (wrongly) as typed frames.
 
-Written from the README and research notes alone, as a user's first attempt often is: the chat
+Written from the docs alone (docs/how-to/adk-dev-server.md, docs/explanation/wire-facts/), as a
+user's first attempt often is: the chat
 endpoint streams what ADK's ``/run_sse`` streams, one data-only SSE event per ADK event (a
 partial text, then the aggregate), with no ``event:`` line and no ``id:``; the history is the
 session's events. Its target file keeps the default ``typed-frames`` profile, so the suite must

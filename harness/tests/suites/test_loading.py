@@ -368,7 +368,8 @@ def test_a_gateway_scenario_names_engines_per_link() -> None:
 def test_libyaml_composes_the_same_data_and_lines_and_a_refused_file_keeps_pythons_message(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Scenario files are composed by LibYAML when PyYAML has it (README, "Performance"): the
+    """Scenario files are composed by LibYAML when PyYAML has it (docs/explanation/performance.md):
+    the
     data and every key's line must be those of the pure-Python parser, and a malformed file's
     problem must quote the pure-Python parser's message, as before."""
     import yaml

@@ -132,7 +132,8 @@ KNOWN_FAILURES: dict[str, set[str]] = {
     "gateway/max-tokens-error-event": {"GW-ERROR-EVENT", "expect.frames"},
 }
 """Every requirement ag-ui-adk 0.11.0 fails in the bundled suite, each a real behaviour of the
-package (README, "ag-ui-adk, judged"; targets/ag-ui-adk/README.md cites the code)."""
+package (docs/reference/gateway-profiles.md#ag-ui-adk-judged; targets/ag-ui-adk/README.md cites
+the code)."""
 
 NOT_SERVED = {
     "gateway/auth-and-history-isolation": "auth",

@@ -1,6 +1,7 @@
 """A fake A2A server that plays a scripted task timeline to real A2A clients, and keeps a ledger.
 
-Why it exists: the A2A client path of streamproof (DESIGN.md) judges a client by how it copes
+Why it exists: the A2A client path of streamproof (docs/explanation/a2a-client-rules.md) judges a
+client by how it copes
 with a remote agent that streams for minutes, goes quiet, loses its connection, asks for
 input, refuses to cancel. A real agent cannot be told to do those things on cue; this fake
 can, and it speaks the wire of the real servers byte for byte (every object and envelope is
@@ -13,7 +14,8 @@ A task is created when a message arrives and its timeline (``A2AScript.task``) r
 moment, in scenario time times the time scale, **whether or not any connection is open**. A
 client whose stream drops therefore finds real progress in ``tasks/get``, and a
 ``tasks/resubscribe`` carries the events that happen from then on; nothing is replayed, as on
-every real server (research ``a2a.md`` §1.8, §3.4). Every open stream of a task receives its
+every real server (``docs/explanation/wire-facts/a2a.md`` §1.8, §3.4). Every open stream of a task
+receives its
 events (1.0 §3.5.2); closing one stream changes nothing for the task or the other streams.
 
 What a client sees

@@ -1,6 +1,7 @@
 """The fake A2A server's ledger: what the client asked, and what the server did, as records.
 
-Client checks judge a client by what reached the server (DESIGN.md, "A2A client path"): did it
+Client checks judge a client by what reached the server (docs/explanation/a2a-client-rules.md): did
+it
 create exactly one task, resubscribe by task id after a drop instead of resending, send
 ``Accept: text/event-stream`` on streams, reuse ``taskId``/``contextId`` on a follow-up, cancel
 on deadline. The server itself keeps the task's own progression (``task_events``) so a check

@@ -47,7 +47,7 @@ only as the very first step at ``0s``; nothing after a terminal or interrupted s
 already has (earlier turns count) and not after its ``last`` chunk; exactly one of ``task``
 and ``reply``. Error messages name the step (``task[4].follow_up[1]``).
 
-Which real servers each variant copies is in ``/work/shared/research/a2a.md`` §1.5 (framing),
+Which real servers each variant copies is in ``docs/explanation/wire-facts/a2a.md`` §1.5 (framing),
 §1.6 (interrupted ``final``), §1.7 (error placement), §1.8 (resubscribe), §1.10 (cancel).
 """
 

@@ -1,9 +1,11 @@
 """The engines and what each declares it can do (see :mod:`~streamproof.faults.engines.support`).
 
 Declarations only: importing this module starts nothing and imports no engine's dependency,
-so a plan can be judged at load and the README's table drawn without toxiproxy or mitmproxy.
+so a plan can be judged at load and the docs' table (docs/reference/faults.md) drawn without
+toxiproxy or mitmproxy.
 Each declaration is held true by the engine conformance tests, which run every item an engine
-claims through that engine. The facts behind them are measured in ``research/engines.md``.
+claims through that engine. The facts behind them are measured in
+``docs/explanation/wire-facts/engines.md``.
 """
 
 from __future__ import annotations
@@ -64,7 +66,8 @@ def _toxiproxy_combinations(fault: Fault) -> Support | None:
 
 
 # Measured through the engine conformance suite (harness/tests/faults/engines): the recorder
-# behind toxiproxy places every trigger exactly (engines.md §4 expected after_event, after and
+# behind toxiproxy places every trigger exactly (docs/explanation/wire-facts/engines.md §4 expected
+# after_event, after and
 # idle to be approximate or impossible with toxiproxy alone).
 TOXIPROXY: Final = EngineSupport(
     engine="toxiproxy",
@@ -198,7 +201,8 @@ _MARK: Final = {"exact": "exact", "approximate": "approx.", "rejected": "no"}
 
 
 def engines_table() -> str:
-    """The README's engine table (Markdown): one row per plan item, one column per engine,
+    """The engine table of docs/reference/faults.md (Markdown): one row per plan item, one column
+    per engine,
     each cell exact / approx. / no with the note as a footnote-like tail."""
     header = "| plan item | " + " | ".join(ENGINES) + " |"
     lines = [header, "|---|" + "---|" * len(ENGINES)]

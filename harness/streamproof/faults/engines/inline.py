@@ -1,6 +1,7 @@
 """The default fault engine: an in-process aiohttp reverse proxy that knows about SSE events.
 
-Why this engine (faults.md §0): an asyncio L7 proxy on the harness's own loop reproduced every
+Why this engine (docs/explanation/wire-facts/proxies.md §0): an asyncio L7 proxy on the harness's
+own loop reproduced every
 target fault with the exact client-visible signatures (§2.6), needs no new dependency, cuts on
 event boundaries rather than byte counts, and waits with real ``await`` (mitmproxy's stream
 callable is synchronous, cannot drip, and ends an HTTP/1.1 body when it returns ``b""``, §2.4).
@@ -17,7 +18,8 @@ plan, the connections and the reading of each request);
 :mod:`~streamproof.faults.engines.inline_exchange` holds what is done with a request once read
 (the upstream request, the faults fired, the endings and the records).
 
-How each ending is produced, and what a client sees (measured by the tests, faults.md §2.6):
+How each ending is produced, and what a client sees (measured by the tests,
+docs/explanation/wire-facts/proxies.md §2.6):
 
 * ``end_clean``: ``write_eof()``, the chunked terminator: no error, just fewer events.
 * ``fin``: ``transport.close()`` without the terminator: aiohttp ``ClientPayloadError``

@@ -1,6 +1,7 @@
 """The mitmproxy engine: the fault plan carried out by mitmproxy 12.3.1, in the harness's process.
 
-Why a real mitmproxy (research/engines.md §2): it is the HTTP proxy teams put between their
+Why a real mitmproxy (docs/explanation/wire-facts/engines.md §2): it is the HTTP proxy teams put
+between their
 clients and servers, and what it does to a stream (chunk framing, buffering, how it ends a
 body) is what they meet in the field. It runs in-process, on the harness's event loop: a
 ``DumpMaster`` without its terminal log and its dumper, its configuration folder (where it

@@ -8,7 +8,7 @@ status, mitmproxy always accepts a connection and cannot refuse one. Each engine
 plus rules for combinations that depend on more than one item. A plan is judged against it at
 load, so a scenario that asks an engine for something it cannot do is rejected before anything
 runs, with a message naming the engine, the fault and the reason; an approximation is allowed
-and its note goes into the link's records and the README's table.
+and its note goes into the link's records and the docs' table (docs/reference/faults.md).
 
 Pure: no engine is imported or started here.
 """
@@ -41,7 +41,8 @@ PLAN_ITEMS: Final[tuple[str, ...]] = (
     *(f"when.{trigger}" for trigger in TRIGGERS),
     *(f"do.{action}" for action in ACTIONS),
 )
-"""Every item of the plan an engine declares, in the README table's order."""
+"""Every item of the plan an engine declares, in the order of the table in
+docs/reference/faults.md."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class EngineSupport:
     items: Mapping[str, Support]
     combinations: Sequence[Combination] = field(default=())
     summary: str = ""
-    """One line on what the engine is, for the README."""
+    """One line on what the engine is, for the docs."""
 
     def __post_init__(self) -> None:
         missing = [item for item in PLAN_ITEMS if item not in self.items]

@@ -10,7 +10,7 @@ Toxiproxy (Shopify's TCP proxy, v2.12.0, one server per harness session,
 reaches the client from a real TCP proxy: a FIN or RST from toxiproxy's socket, latency and
 slicing in its pipeline, a refused connection from its disabled listener. Its HTTP API is
 driven with aiohttp; toxiproxy-python was measured unfit (blocking ``requests``, one server per
-process, no way to update a toxic; research/engines.md §1).
+process, no way to update a toxic; docs/explanation/wire-facts/engines.md §1).
 
 Why a recorder behind it. Toxiproxy sees bytes, not requests or events, and a toxic acts on
 every connection of a proxy. Behind it sits a recorder
@@ -22,7 +22,8 @@ but whose hooks hand the action to toxiproxy instead of doing it. The recorder w
 toxiproxy forwards on that connection, so it knows the cut's *wire* offset on this very
 connection (response headers, chunk framing and event bytes, previous keep-alive responses
 included: its transport counts every byte written). It also supplies the records, which keep
-the inline meaning (research/engines.md §1: a body offset, or one taken from another
+the inline meaning (docs/explanation/wire-facts/engines.md §1: a body offset, or one taken from
+another
 connection, lands elsewhere).
 
 How each plan item is carried out (``catalog.TOXIPROXY`` declares the same):

@@ -10,7 +10,8 @@ The binary is, in order: ``$STREAMPROOF_TOXIPROXY``, the project's own build
 (``.tools/bin/toxiproxy-server``, made by ``scripts/bootstrap``), ``toxiproxy-server`` on PATH.
 
 The API is driven with aiohttp (toxiproxy-python blocks the event loop, keeps one server per
-process and cannot update a toxic: research/engines.md §1). :meth:`ToxiproxyAPI.call_blocking`
+process and cannot update a toxic: docs/explanation/wire-facts/engines.md §1).
+:meth:`ToxiproxyAPI.call_blocking`
 is the one exception, for :meth:`~streamproof.faults.engines.link.FaultLink.load`, which is
 synchronous yet must have toxiproxy ready before the next client connects (about 1 ms per call,
 on loopback, bounded). Every failure names the call and what toxiproxy answered.

@@ -2,8 +2,8 @@
 
 The fake A2A server (:mod:`streamproof.fakes.a2a`) must look like a real A2A server to real
 clients, and the checks that come later must read what it sent; both go through this package.
-Nothing here touches a socket. Every spelling was checked against the research notes
-(``/work/shared/research/a2a.md``, cited as §n) and against the installed a2a-sdk 1.3 source
+Nothing here touches a socket. Every spelling was checked against the wire facts
+(``docs/explanation/wire-facts/a2a.md``, cited as §n) and against the installed a2a-sdk 1.3 source
 (``a2a/compat/v0_3/types.py`` for 0.3, ``a2a/types/a2a_pb2`` for 1.0); the tests compare the
 two byte for byte through the SDK's own models and parsers.
 

@@ -1,4 +1,5 @@
-"""The A2A client requirements (``A2A-C-…``), from the client seed (001_a4aab3267c38e4f0).
+"""The A2A client requirements (``A2A-C-…``), from the client seed
+(docs/explanation/a2a-client-rules.md).
 
 Each rule is the seed's recipe ("A2A Client Streaming Recipe") turned into something a check can
 judge from outside the client: the fake server's ledger, the fault link's records and the one

@@ -1,6 +1,7 @@
 """What one run of an A2A client command produced: its result line, or why there is none.
 
-The A2A client contract (DESIGN.md, README): the client prints one JSON object as its LAST
+The A2A client contract (docs/reference/a2a-client-contract.md): the client prints one JSON object
+as its LAST
 stdout line::
 
     {"status": "completed", "taskId": "t-81", "contextId": "c-12",

@@ -1,4 +1,5 @@
-"""The gateway requirements (``GW-…``), from the gateway seed (``000_08c89244bc50b181``): the
+"""The gateway requirements (``GW-…``), from the gateway seed
+(``docs/explanation/gateway-rules.md``): the
 typed SSE protocol, the client reducer, persistence and the failure modes. Registered in
 :data:`streamproof.core.requirements.REGISTRY` on import."""
 
@@ -219,7 +220,8 @@ GATEWAY: list[Requirement] = [
         "On a corporate-proxy path every model call goes through the proxy named by "
         "HTTPS_PROXY, and the gateway trusts the proxy's CA given in SSL_CERT_FILE: no model "
         "call bypasses it, none fails TLS to it, and at least one reaches the model through it.",
-        "streamproof's gateway contract (README: The contract, Through a corporate proxy), not "
+        "streamproof's gateway contract (docs/reference/gateway-contract.md, Through a "
+        "corporate proxy), not "
         "the seed: the seed's gateway calls the model itself (runner.runAsync), so the path to "
         "the model is the gateway's, and a scenario's faults on that path reach only a gateway "
         "that takes it",

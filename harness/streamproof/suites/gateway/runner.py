@@ -61,7 +61,7 @@ from streamproof.suites.gateway.target import GatewayTarget, RunningGateway, sta
 from streamproof.targets.errors import TargetConfigError, TargetError
 
 CONTRACT_TOOL = "lookupOrder"
-"""The tool every conformance gateway's agent has (DESIGN.md, the gateway contract)."""
+"""The tool every conformance gateway's agent has (docs/reference/gateway-contract.md)."""
 MIN_RUN_TIMEOUT = 10.0
 """The harness waits at least this long for a stream to end, whatever the time scale."""
 DISPOSE_MARGIN = 0.25
@@ -327,7 +327,7 @@ class GatewayEnvironment:
         it still runs, else a new one. The gateway in use is parked, running, with its links
         (the oldest parked one is closed beyond MAX_PARKED): a scenario whose settings differ
         from the previous one's no longer pays a gateway start each time (about 2 s for the
-        reference gateway's imports; README, "Performance"). A parked gateway is what a
+        reference gateway's imports; docs/explanation/performance.md). A parked gateway is what a
         gateway kept between two scenarios of the same settings always was: nothing of one
         scenario is judged in another, since each has sessions and a script of its own and
         the runner waits for quiet after a run that did not end cleanly."""
@@ -714,7 +714,8 @@ def service_tools(scenario: GatewayScenario) -> tuple[str, ...]:
 
 
 def proxy_environment(proxy_url: str, ca_file: str) -> dict[str, str]:
-    """What a gateway behind a corporate proxy is given (README, "Through a corporate proxy"):
+    """What a gateway behind a corporate proxy is given
+    (docs/reference/gateway-contract.md#through-a-corporate-proxy):
     the proxy for both schemes in both spellings, ``NO_PROXY`` emptied (an inherited one must
     not exempt the fake model on loopback) and the proxy's CA as the only trusted one."""
     return {

@@ -1,5 +1,5 @@
 """The engines' declarations: complete, honest where the field's facts are known, and the
-README's table drawn from them."""
+docs' table (docs/reference/faults.md) drawn from them."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ from streamproof.faults.plan import parse_plan
 ROOT = Path(__file__).resolve().parents[4]
 
 
-def test_the_readme_table_is_the_catalogs() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = readme.index(TABLE_START) + len(TABLE_START)
-    end = readme.index(TABLE_END)
-    assert readme[start:end].strip() == engines_table(), (
-        "the README's engine table is stale: regenerate it with scripts/regen-readme-table"
+def test_the_docs_table_is_the_catalogs() -> None:
+    page = (ROOT / "docs" / "reference" / "faults.md").read_text(encoding="utf-8")
+    start = page.index(TABLE_START) + len(TABLE_START)
+    end = page.index(TABLE_END)
+    assert page[start:end].strip() == engines_table(), (
+        "docs/reference/faults.md's engine table is stale: regenerate it with "
+        "scripts/regen-docs-tables"
     )
 
 

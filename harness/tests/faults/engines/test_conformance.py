@@ -2,7 +2,8 @@
 
 One suite for all engines. Each case is a small plan run against a tiny SSE upstream (loopback)
 through a link of the engine, fetched with aiohttp and with httpx; it asserts what the client
-sees (the signatures of research/engines.md §3: a FIN mid-body is a payload error, an RST adds a
+sees (the signatures of docs/explanation/wire-facts/engines.md §3: a FIN mid-body is a payload
+error, an RST adds a
 connection reset, a stall ends in the client's read timeout, a refused connection cannot
 connect) and what the link recorded (how the response ended and by whom, and exactly the events
 the client got, never one more). A case runs for an engine only when the engine declares every
@@ -216,7 +217,8 @@ class Client:
         return seen
 
 
-# --- what a client sees (research/engines.md §3) -------------------------------------------------
+# --- what a client sees (docs/explanation/wire-facts/engines.md §3)
+# -------------------------------------------------
 
 
 def fin_mid_body(client: str, seen: Seen) -> None:

@@ -4,7 +4,8 @@ it, what its links record, and what it declares it cannot do.
 Every plan item the catalog declares exact or approximate for mitmproxy is run here through a
 real mitmproxy 12.3.1 master in the test's event loop, against the small aiohttp upstream of the
 inline engine's tests (canned event streams with exact bytes), and checked against the client
-signatures of research/engines.md §3 and the link records of :mod:`streamproof.faults.records`.
+signatures of docs/explanation/wire-facts/engines.md §3 and the link records of
+:mod:`streamproof.faults.records`.
 Timings are tens of milliseconds with wide upper bounds; waits are on records, not on sleeps.
 """
 
@@ -288,7 +289,8 @@ async def test_an_upstream_with_a_base_path(engine: MitmproxyEngine) -> None:
         await runner.cleanup()
 
 
-# --- each action, as the clients see it (engines.md §3) ----------------------------------------
+# --- each action, as the clients see it (docs/explanation/wire-facts/engines.md §3)
+# ----------------------------------------
 
 
 @pytest.mark.parametrize("client", CLIENTS)

@@ -3,7 +3,7 @@
 per
 ``A2A-C-…`` requirement (:mod:`streamproof.suites.a2a_client.requirements`).
 
-They judge the client by the seed's own rules (seed ``001_a4aab3267c38e4f0``, "A2A Client
+They judge the client by the seed's own rules (``docs/explanation/a2a-client-rules.md``, "A2A Client
 Streaming Recipe"), no stricter: whatever the recipe legitimately does passes. Where the
 recipe itself falls short (chunks streamed between its snapshot and its resubscribe are lost),
 the loss is reported against the SHOULD ``A2A-C-GAP`` and nothing else.

@@ -156,7 +156,7 @@ def artifacts_complete_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             continue
         if result.status not in SUCCESS:
             # A timeout, error, failure or interruption already says the result is not
-            # complete: no incomplete flag is owed (README, the result contract).
+            # complete: no incomplete flag is owed (docs/reference/a2a-client-contract.md).
             notes.append(f"{_label(turn.run)} says {result.status!r}, not a success")
             continue
         judged += 1

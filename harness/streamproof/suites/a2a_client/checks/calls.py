@@ -24,7 +24,8 @@ from streamproof.suites.a2a_client.observation import A2AClientObservation
 
 
 def result_verdicts(obs: A2AClientObservation) -> list[Verdict]:
-    """Every call ends with a result line (DESIGN.md's contract; the seed's ``call`` returns a
+    """Every call ends with a result line (docs/reference/a2a-client-contract.md; the seed's
+    ``call`` returns a
     ``Result`` or throws, it never leaves the caller without an answer)."""
     rid = "A2A-C-RESULT"
     if not obs.turns:

@@ -259,7 +259,7 @@ def follow_up_verdicts(obs: A2AClientObservation) -> list[Verdict]:
 def headers_verdicts(obs: A2AClientObservation) -> list[Verdict]:
     """Protocol hygiene the recipe gets from its pinned SDK: streams ask for
     ``text/event-stream``; 1.0 requests say ``A2A-Version: 1.x``, 0.3 ones say nothing or 0.x
-    (research a2a.md §1.2, §2.1)."""
+    (docs/explanation/wire-facts/a2a.md §1.2, §2.1)."""
     rid = "A2A-C-HEADERS"
     problems: list[str] = []
     judged = 0

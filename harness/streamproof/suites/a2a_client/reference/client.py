@@ -1,9 +1,11 @@
 """The reference A2A client: the seed's streaming recipe on the real a2a-sdk 1.3 client.
 
-Seed ``001_a4aab3267c38e4f0`` ("A2A Client Streaming Recipe") builds a Java client around a
+``docs/explanation/a2a-client-rules.md`` ("A2A Client Streaming Recipe") builds a Java client
+around a
 per-call ``StreamCall``; this module is that recipe in Python, on ``a2a.client`` (which reads the
 agent card and speaks A2A 0.3 or 1.0 accordingly). It is the client every ``A2A-C-…`` check
-must pass (DESIGN.md: "Every check is proven twice"). The recipe's load-bearing choices:
+must pass (docs/explanation/mutants.md: every check is proven twice). The recipe's load-bearing
+choices:
 
 * per-call state in one object (:class:`StreamCall`): the artifact buffers keyed by artifact
   id, the task and context ids captured from the first event that carries them, the last
@@ -24,7 +26,7 @@ servers) replaces the buffers from it, as the recipe does with its own snapshot;
 that completes after a resubscribe that started without one (0.3.x servers) is checked once
 more with ``tasks/get`` before the result is given.
 
-Contract (DESIGN.md, "A2A client"): ``STREAMPROOF_A2A_URL``, ``STREAMPROOF_PROMPT``,
+Contract (docs/reference/a2a-client-contract.md): ``STREAMPROOF_A2A_URL``, ``STREAMPROOF_PROMPT``,
 ``STREAMPROOF_DEADLINE_S``, ``STREAMPROOF_IDLE_S`` and for a follow-up ``STREAMPROOF_TASK_ID``
 and ``STREAMPROOF_CONTEXT_ID``; exactly one JSON result line, last on stdout; logs on stderr.
 
@@ -50,7 +52,8 @@ from pathlib import Path
 from typing import Any, Final
 
 if __name__ == "__main__":
-    # Started once per turn, so its start counts (README, "Performance"): httpx imports its own
+    # Started once per turn, so its start counts (docs/explanation/performance.md): httpx imports
+    # its own
     # command line (click, rich, pygments: about 60 ms) whenever those are installed, and
     # this program never runs it. A missing module makes httpx define a stub instead.
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]

@@ -1,11 +1,13 @@
 """The reference A2A client's seeded bugs ("mutants"), each one defect against the client seed.
 
-DESIGN.md: every check is proven twice, once by the reference passing it and once by a mutant
+docs/explanation/mutants.md: every check is proven twice, once by the reference passing it and once
+by a mutant
 failing it. A mutant is the reference client started with ``--bug NAME`` (or
 ``STREAMPROOF_BUG=NAME``); it differs from the correct client in exactly one place, a small
 ``if bug == ...`` hook in ``client.py``, ``call.py`` or ``recovery.py``.
 
-Each entry names the seed passage it violates (seed ``001_a4aab3267c38e4f0``). ``SHOWCASE``
+Each entry names the seed passage it violates (``docs/explanation/a2a-client-rules.md``).
+``SHOWCASE``
 names the bundled scenario where the intended requirement catches it. The registry is plain
 data with no a2a-sdk import, so checks and reports can name mutants cheaply.
 """

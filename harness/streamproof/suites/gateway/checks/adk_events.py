@@ -3,7 +3,8 @@
 ADK's dev server (``adk api_server``, ``POST /run_sse``) and any gateway that forwards events
 as they come send one data-only SSE event per ADK event: its JSON as ADK dumps it (``author``,
 ``content.parts``, ``partial``, ``errorCode``...), no ``event:`` type, no ``id:``. The gateway
-seed (``000_08c89244bc50b181``) calls ``/run_sse`` "a good reference but ... a development
+seed (``docs/explanation/gateway-rules.md``) calls ``/run_sse`` "a good reference but ... a
+development
 tool" and asks for "a small, typed protocol instead of raw event JSON". What the seed's rules
 still say about such a stream, judged here with the same requirement ids:
 

@@ -1,6 +1,6 @@
 """Checks on authentication and session ownership, from the harness's probe requests.
 
-Seed ``000_08c89244bc50b181``: "For production you usually want your own endpoint that
+``docs/explanation/gateway-rules.md``: "For production you usually want your own endpoint that
 authenticates the user, owns the session ids and emits a small, typed protocol". The runner
 sends probes (``obs.auth_probes``) only when the scenario asks for them; each probe is one
 request with a missing, wrong or other user's token.

@@ -32,8 +32,8 @@ _MESSAGE_KEYS = frozenset({"author", "text"})
 
 _SET_ADK = (
     "if the target is ADK's dev server (adk api_server, POST /run_sse) or forwards ADK events "
-    "as they come, set 'profile: adk-events' in its target file (README, \"ADK's dev server "
-    "as a target\"); a typed gateway sends the seed's frames instead"
+    "as they come, set 'profile: adk-events' in its target file (docs/how-to/adk-dev-server.md); "
+    "a typed gateway sends the seed's frames instead"
 )
 
 

@@ -1,6 +1,6 @@
 """Checks on failures: error events and failed runs both reach the browser as ``error`` frames.
 
-Seed ``000_08c89244bc50b181``: the controller's ``send`` turns an event with ``errorCode()``
+``docs/explanation/gateway-rules.md``: the controller's ``send`` turns an event with ``errorCode()``
 into ``error`` ("Errors that are events. A model error can arrive as an event with
 errorCode() set while the Flowable completes normally. Check the field; do not rely only on
 onError."), and its ``onError`` handler sends ``error`` too. So ``error`` then ``done`` (an

@@ -1,6 +1,7 @@
 """Checks on the frame stream itself: the response, each frame's type and shape, ids, the end.
 
-Seed ``000_08c89244bc50b181``, "A gateway: Event to Server-Sent Events": the controller answers
+``docs/explanation/gateway-rules.md``, "A gateway: Event to Server-Sent Events": the controller
+answers
 ``produces = MediaType.TEXT_EVENT_STREAM_VALUE``, sends every frame as
 ``SseEmitter.event().id(Long.toString(n)).name(type).data(json)`` with ``n`` from its own
 ``AtomicLong seq``, and ends the stream with ``done`` (the Flowable completed) or ``error`` (it

@@ -1,6 +1,7 @@
 """Checks on the stored session: aggregates only, and the stored text is what was said.
 
-Seed ``000_08c89244bc50b181``, "Inside SSE mode": "Partial events are emitted to the caller but
+``docs/explanation/gateway-rules.md``, "Inside SSE mode": "Partial events are emitted to the caller
+but
 not passed to sessionService.appendEvent; non-partial events are appended. [...] the session
 history contains the aggregate, never the chunks." The worked example: "The session now holds
 the user message, the function-call event, the function-response event and the final text

@@ -1,6 +1,6 @@
 """GW-STREAMS-PROGRESSIVELY: the deltas of an answer reach the browser while it streams.
 
-Seed ``000_08c89244bc50b181``: the controller sends every event as ADK emits it
+``docs/explanation/gateway-rules.md``: the controller sends every event as ADK emits it
 (``.subscribe(ev -> send(emitter, seq.incrementAndGet(), ev), ...)``), "Partial events are
 emitted to the caller", and the browser appends them to a draft until the message replaces it
 ("append deltas to a draft, then replace the draft with the message"); SSE mode is chosen

@@ -2,7 +2,8 @@
 
 On ``model_path: forward-proxy`` (or ``buffering-proxy``) the harness gives the gateway the
 fake model's ``https`` URL, the proxy in ``HTTPS_PROXY`` (and its spellings) and the proxy's CA
-in ``SSL_CERT_FILE`` (README, "Through a corporate proxy"). The model link *is* the proxy, so
+in ``SSL_CERT_FILE`` (docs/reference/gateway-contract.md#through-a-corporate-proxy). The model link
+*is* the proxy, so
 its records say which model calls took it; the fake model's records say which calls reached the
 model at all. A gateway that ignores the proxy either reaches the model past it (a call the
 fake answered that the proxy never carried) or, as the fake's certificate is trusted by no one

@@ -1,6 +1,7 @@
 """Checks on what a browser renders: each answer once, and as the aggregate ``message``.
 
-Seed ``000_08c89244bc50b181``, "The client: append, then replace": "append deltas to a draft,
+``docs/explanation/gateway-rules.md``, "The client: append, then replace": "append deltas to a
+draft,
 then replace the draft with the message when it arrives. Never append both." And "Inside SSE
 mode": the aggregate "may differ from the concatenated deltas in whitespace or chunk
 boundaries", so every text comparison here ignores whitespace (:func:`squash`).

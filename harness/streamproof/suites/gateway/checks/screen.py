@@ -1,6 +1,7 @@
 """What the user sees after each frame, and GW-NO-DOUBLE-RENDER judged on it.
 
-Seed ``000_08c89244bc50b181``, "The client: append, then replace": "append deltas to a draft,
+``docs/explanation/gateway-rules.md``, "The client: append, then replace": "append deltas to a
+draft,
 then replace the draft with the message when it arrives. Never append both." And "Failure
 modes: Double rendering. The client appends deltas and then appends the aggregate." A double
 render is something the user *sees*: the same answer twice on one screen. So the rule is judged

@@ -1,6 +1,7 @@
 """Checks on tool steps: shown from the aggregate, run once, summarised, and bounded in number.
 
-Seed ``000_08c89244bc50b181``, "Inside SSE mode": "Only a non-partial event with function calls
+``docs/explanation/gateway-rules.md``, "Inside SSE mode": "Only a non-partial event with function
+calls
 triggers runFunctionCalls. So a client that sees a function call in a partial event and tries
 to act on it is ahead of the framework, and the call will be executed once, later, from the
 aggregate." The model's side of each call comes from the fake model's records

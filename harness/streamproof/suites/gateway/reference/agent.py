@@ -1,9 +1,10 @@
 """The reference gateway's ADK side: the ``support`` agent, its ``lookupOrder`` tool, its
 sub-agents, the runner.
 
-The seed's worked example (``000_08c89244bc50b181``, "Worked example: one tool call, streamed")
-is a support agent with one tool, ``lookupOrder``, asked "Where is order 1042?". DESIGN.md
-("Contracts with the system under test / Gateway") fixes the rest: the agent is named
+The seed's worked example (``docs/explanation/gateway-rules.md``, "Worked example: one tool call,
+streamed")
+is a support agent with one tool, ``lookupOrder``, asked "Where is order 1042?". The gateway
+contract (docs/reference/gateway-contract.md) fixes the rest: the agent is named
 ``support``, the tool POSTs its arguments as JSON to ``$STREAMPROOF_TOOL_URL/lookupOrder`` and
 returns the JSON answer, and the model is Gemini reached through ``GOOGLE_GEMINI_BASE_URL``
 (google-genai reads that variable itself, so ``Gemini(model=...)`` needs no base URL here).
@@ -207,7 +208,8 @@ class PartialStoringSessionService(SerialWriteSessionService):
     ADK skips partials twice: the Runner never passes them to ``append_event`` and
     ``append_event`` returns early on them. The mutant gateway therefore hands partials to this
     ``append_event`` itself. A Python partial shares its id with the aggregate that follows
-    (research/adk.md 0.3), and events are keyed by id, so the stored copy gets a fresh id. The
+    (docs/explanation/wire-facts/adk-gemini.md, key fact 3), and events are keyed by id, so the
+    stored copy gets a fresh id. The
     session's ``update_time`` is left alone, or the Runner's next append would be refused as
     stale.
     """

@@ -24,7 +24,7 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Settings:
-    """The gateway's environment contract (DESIGN.md, "Contracts with the system under test").
+    """The gateway's environment contract (docs/reference/gateway-contract.md).
 
     Required: ``PORT`` (0: an ephemeral port), ``GOOGLE_GEMINI_BASE_URL`` (the fake model, read
     by google-genai itself), ``GOOGLE_API_KEY`` (any value) and ``STREAMPROOF_TOOL_URL``.

@@ -1,6 +1,6 @@
 """The reference gateway's frames: one ADK event mapped to typed SSE frames, and their writer.
 
-This is the seed's ``send`` (seed ``000_08c89244bc50b181``): :func:`event_frames` is a pure
+This is the seed's ``send`` (``docs/explanation/gateway-rules.md``): :func:`event_frames` is a pure
 function from one ADK event to the frames the browser is sent for it; :class:`FrameWriter`
 numbers them with the gateway's own counter and writes each one in a single write. The mutants
 that change what goes on the wire hook in here (see ``mutants.py``).

@@ -1,6 +1,7 @@
 """The reference gateway's seeded bugs ("mutants"), each one defect from the seed's failure list.
 
-DESIGN.md: every check is proven twice, once by the reference passing it and once by a mutant
+docs/explanation/mutants.md: every check is proven twice, once by the reference passing it and once
+by a mutant
 failing it. A mutant is the reference gateway started with ``--bug NAME`` (or
 ``STREAMPROOF_BUG=NAME``); it differs from the correct gateway in exactly one place, a small
 ``if bug == ...`` hook in ``app.py``, ``frames.py``, ``ag_ui.py``, ``ai_sdk.py`` or ``agent.py``,
@@ -12,7 +13,8 @@ runs them against ``reference-gateway.yaml``); those in :data:`EVERY_WIRE` apply
 wires too. :data:`WIRE_BUGS` are the mutants of AG-UI, of the AI SDK UI stream and of the detach
 policy. :func:`applies` says which mutant has a meaning where; the gateway refuses any other.
 
-Each entry below names the seed passage it violates (seed ``000_08c89244bc50b181``: "A gateway:
+Each entry below names the seed passage it violates (``docs/explanation/gateway-rules.md``: "A
+gateway:
 Event to Server-Sent Events", "Worked example" and "Failure modes"). The registry is plain data
 with no ADK import, so checks and reports can name mutants without loading google-adk.
 """

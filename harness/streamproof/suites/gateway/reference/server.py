@@ -1,10 +1,11 @@
 """The reference gateway: the seed's typed SSE protocol in front of a real google-adk ``Runner``.
 
-Seed ``000_08c89244bc50b181`` ("A gateway: Event to Server-Sent Events") gives a Spring
+``docs/explanation/gateway-rules.md`` ("A gateway: Event to Server-Sent Events") gives a Spring
 ``ChatStreamController`` that turns ADK events into typed frames (``delta``, ``message``,
 ``tool_call``, ``tool_result``, ``error``, ``done``). This module and its parts (below) are that
 controller translated to Python ADK 2.13 and aiohttp, and they are the implementation every
-streamproof check must pass (DESIGN.md: "Every check is proven twice"). The seed's four
+streamproof check must pass (docs/explanation/mutants.md: every check is proven twice). The seed's
+four
 load-bearing choices are kept:
 
 * frames are typed by event kind (:func:`event_frames`, a pure function, is the seed's ``send``);
@@ -15,7 +16,8 @@ load-bearing choices are kept:
 * the SSE ``id`` is the gateway's own counter, one fresh number per frame, because nothing in the
   event contract promises ids suited to ``Last-Event-ID``.
 
-Two Python-specific points (measured, see research/adk.md 0.7): a model error arrives as an event
+Two Python-specific points (measured, see docs/explanation/wire-facts/adk-gemini.md, key fact 7): a
+model error arrives as an event
 with ``error_code`` *and then* ``run_async`` raises, so such a run ends with two ``error`` frames,
 exactly what the seed's controller (``send`` then ``onError``) would send. And ADK 2.13 stores the
 aggregate, never the partials, so ``/history`` is the record the client reloads from.

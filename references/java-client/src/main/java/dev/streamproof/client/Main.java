@@ -33,7 +33,7 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * streamproof's Java reference A2A client: the client seed's streaming recipe
- * (001_a4aab3267c38e4f0) on a2a-java 0.3.3.Final. One call per process; the result is one JSON
+ * (docs/explanation/a2a-client-rules.md) on a2a-java 0.3.3.Final. One call per process; the result is one JSON
  * object, the last line on stdout; logs go to stderr. See references/java-client/README.md.
  */
 public final class Main {

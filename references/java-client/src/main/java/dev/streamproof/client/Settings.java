@@ -4,7 +4,7 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The client contract read from the environment (README "Testing your own A2A client"):
+ * The client contract read from the environment (docs/reference/a2a-client-contract.md):
  * STREAMPROOF_A2A_URL, STREAMPROOF_PROMPT, STREAMPROOF_DEADLINE_S, STREAMPROOF_IDLE_S, on a
  * follow-up STREAMPROOF_TASK_ID and STREAMPROOF_CONTEXT_ID, and the mutant in STREAMPROOF_BUG.
  */

@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The gateway's environment contract (streamproof README, "Testing your own gateway"), read and
+ * The gateway's environment contract (docs/reference/gateway-contract.md), read and
  * checked once before anything listens. Everything wrong is an {@link IllegalArgumentException}
  * with a one-line message naming the variable.
  */

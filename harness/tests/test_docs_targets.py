@@ -1,5 +1,6 @@
-"""The README documents every target-file key and every result field: a key added to a model
-without a line in the README fails here."""
+"""The docs document every target-file key (docs/reference/target-files.md) and every result
+field (docs/reference/a2a-client-contract.md): a key added to a model without a line there fails
+here."""
 
 from __future__ import annotations
 
@@ -28,9 +29,10 @@ def _keys(model: type[BaseModel], prefix: str = "") -> set[str]:
     return keys
 
 
-def _table_after(heading: str) -> set[str]:
-    """The backticked keys in the first column of the table that follows ``heading``."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def _table_after(heading: str, page: str = "target-files.md") -> set[str]:
+    """The backticked keys in the first column of the table that follows ``heading`` on the
+    reference page ``page``."""
+    text = (ROOT / "docs" / "reference" / page).read_text(encoding="utf-8")
     start = text.index(heading)
     rows = []
     for line in text[start:].splitlines()[1:]:
@@ -43,12 +45,12 @@ def _table_after(heading: str) -> set[str]:
 
 @pytest.mark.parametrize(
     ("heading", "model"),
-    [("**`kind: gateway`**", GatewayTarget), ("**`kind: a2a-client`**", ClientTarget)],
+    [("## `kind: gateway`", GatewayTarget), ("## `kind: a2a-client`", ClientTarget)],
 )
 def test_every_target_key_has_a_line(heading: str, model: type[BaseModel]) -> None:
     assert _table_after(heading) == _keys(model)
 
 
 def test_every_result_field_has_a_line() -> None:
-    documented = _table_after("**The client's result line**")
+    documented = _table_after("**The client's result line**", "a2a-client-contract.md")
     assert documented == {f.alias or name for name, f in ClientResult.model_fields.items()}
