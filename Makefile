@@ -42,7 +42,7 @@ test: .venv/.installed tools bytecode lint type
 
 # The inner loop (docs/explanation/mutants.md#the-harnesss-own-tests): every test not marked `slow` on CHECK_WORKERS
 # processes, after ruff and mypy; no whole suites, Java, ADK's api_server or browser. Every
-# product module has a test here (harness/tests/test_check_tier.py names any that has none).
+# product module has a test here (harness/tests/project/test_check_tier.py names any that has none).
 # make test stays the whole suite, what CI runs.
 # Three workers on two cores: half of the fast tier's time is waiting (fault timings, a
 # client's read timeout), which a third worker fills: 2515 tests in 101 s against 121 s on two
@@ -63,7 +63,7 @@ bench: .venv/.installed bytecode
 	.venv/bin/python -m streamproof.bench.reset_overhead
 	.venv/bin/python -m streamproof.bench.parallel
 
-# The documentation site, built as CI builds it (harness/tests/test_docs.py): --strict turns every
+# The documentation site, built as CI builds it (harness/tests/project/test_docs.py): --strict turns every
 # warning (a broken link, a page missing from the nav, an unknown anchor) into a failure.
 # DOCS_DIR sets where the site goes (site/, ignored by git).
 DOCS_DIR ?= site

@@ -81,7 +81,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=float,
         default=None,
         # streamproof.core.durations.DEFAULT_TIME_SCALE, spelt out: importing it (pydantic) would
-        # make every pytest run pay for it (test_durations checks the two agree)
+        # make every pytest run pay for it (harness/tests/core/test_durations.py checks the two
+        # agree)
         help="multiply every scenario duration by F (default 0.1)",
     )
     group.addoption(
@@ -376,7 +377,7 @@ class _FailureRepr(TerminalRepr):
 
     pytest has no public type for a failure representation with a crash line; these two from
     ``_pytest._code.code`` are what its own reports are made of (stable since pytest 3). The
-    JUnit tests of harness/tests/test_cli_baseline.py read ``message=`` back, so a pytest that
+    JUnit tests of harness/tests/cli/test_baseline.py read ``message=`` back, so a pytest that
     changes them shows up there."""
 
     def __init__(self, text: str, path: Path, line: int) -> None:

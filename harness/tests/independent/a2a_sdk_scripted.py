@@ -1,6 +1,6 @@
 """A real a2a-sdk 1.3 server that plays one of the fake A2A server's scripts.
 
-The differential test (``harness/tests/test_fakes_a2a_differential.py``) sends the same
+The differential test (``harness/tests/fakes/a2a/test_differential.py``) sends the same
 requests to :class:`~streamproof.fakes.a2a.FakeA2AServer` and to this server and compares what
 comes back. For the comparison to mean anything both must play the same timeline, so this
 module turns an :class:`~streamproof.fakes.a2a.script.A2AScript` into an a2a-sdk

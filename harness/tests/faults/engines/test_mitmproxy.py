@@ -28,7 +28,7 @@ import pytest
 from aiohttp import web
 
 from harness.tests.conftest import require_module
-from harness.tests.test_faults_proxy import (
+from harness.tests.faults.engines.test_inline import (
     Upstream,
     ev,
     fetch,

@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from harness.tests.fakes_a2a_helpers import load_script
+from harness.tests.fakes.a2a.helpers import load_script
 from harness.tests.run_pool import Plan, Run, RunPool, streamproof_run
 from harness.tests.suites.a2a_client.observations import (
     Story,

@@ -22,7 +22,7 @@ from harness.tests.suites.gateway.observations import (
     model_call,
     worked_example,
 )
-from harness.tests.test_end_to_end import CONCURRENT_SHOWN_BY, GATEWAY_SCENARIOS
+from harness.tests.system.test_end_to_end import CONCURRENT_SHOWN_BY, GATEWAY_SCENARIOS
 from streamproof.core.verdicts import Level, Outcome, Verdict
 from streamproof.faults.records import LinkEvent
 from streamproof.protocol.gemini import CallChunk, TextChunk
