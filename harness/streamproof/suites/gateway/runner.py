@@ -36,7 +36,7 @@ from streamproof.faults.records import LinkEvent
 from streamproof.protocol.sse import Decoder
 from streamproof.suites.gateway.checks.concurrency import Session, concurrency_verdicts
 from streamproof.suites.gateway.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
-from streamproof.suites.gateway.checks.frames import browser_link_cut
+from streamproof.suites.gateway.checks.link_faults import browser_link_cut
 from streamproof.suites.gateway.checks.run_bound import run_bound_deadline
 from streamproof.suites.gateway.concurrency import (
     ConcurrentResult,

@@ -23,12 +23,12 @@ from harness.tests.suites.gateway.observations import (
 from streamproof.core.verdicts import Kind, Outcome
 from streamproof.faults.records import FaultRef, LinkEvent
 from streamproof.suites.gateway.checks import WHOLE_STREAM_REQUIREMENTS
-from streamproof.suites.gateway.checks.frames import (
+from streamproof.suites.gateway.checks.link_faults import (
     browser_link_cut,
     browser_link_history_fault,
     browser_link_stall,
-    sse_response_verdicts,
 )
+from streamproof.suites.gateway.checks.stream import sse_response_verdicts
 from streamproof.suites.gateway.observation import ChatResponse, GatewayObservation
 from streamproof.suites.gateway.profiles.registry import check_gateway
 from streamproof.suites.gateway.runner import _browser_left
