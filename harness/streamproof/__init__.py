@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from streamproof.suites.gateway.profiles.registry import check_gateway
     from streamproof.suites.gateway.runner import GatewayEnvironment
     from streamproof.suites.gateway.scenario import GatewayScenario
-    from streamproof.suites.gateway.target import GatewayTarget, load_target
+    from streamproof.suites.gateway.target.config import GatewayTarget, load_target
     from streamproof.suites.loading import ScenarioError, load_scenarios, parse_scenarios
 
 __version__ = "0.1.0"
@@ -51,7 +51,7 @@ _EXPORTS = {
     "GatewayEnvironment": "streamproof.suites.gateway.runner",
     "GatewayObservation": "streamproof.suites.gateway.observation",
     "GatewayScenario": "streamproof.suites.gateway.scenario",
-    "GatewayTarget": "streamproof.suites.gateway.target",
+    "GatewayTarget": "streamproof.suites.gateway.target.config",
     "Level": "streamproof.core.verdicts",
     "ModelCall": "streamproof.suites.gateway.observation",
     "Outcome": "streamproof.core.verdicts",
@@ -62,7 +62,7 @@ _EXPORTS = {
     "Verdict": "streamproof.core.verdicts",
     "check_gateway": "streamproof.suites.gateway.profiles.registry",
     "load_scenarios": "streamproof.suites.loading",
-    "load_target": "streamproof.suites.gateway.target",
+    "load_target": "streamproof.suites.gateway.target.config",
     "parse_scenarios": "streamproof.suites.loading",
 }
 

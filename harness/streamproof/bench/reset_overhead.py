@@ -44,13 +44,13 @@ from streamproof.protocol import sse
 from streamproof.suites.a2a_client.runner import MIN_PLAY_OUT_S, SETTLE_S, A2AClientEnvironment
 from streamproof.suites.a2a_client.target import load_client_target
 from streamproof.suites.gateway.checks.disposal import MIN_BOUND as MIN_DISPOSE_BOUND
-from streamproof.suites.gateway.runner import (
+from streamproof.suites.gateway.runner import GatewayEnvironment
+from streamproof.suites.gateway.target.config import load_target as load_gateway_target
+from streamproof.suites.gateway.target.waits import (
     DISPOSE_MARGIN,
     LINK_SETTLE_SECONDS,
     SETTLE_SECONDS,
-    GatewayEnvironment,
 )
-from streamproof.suites.gateway.target import load_target as load_gateway_target
 from streamproof.suites.loading import parse_scenarios
 from streamproof.testing import FakeA2A, Fakes, FaultLinks
 
@@ -227,7 +227,7 @@ class _GatewaySuite:
         if self.cut:
             # GatewayEnvironment.run after a stream that did not end cleanly: no call may still
             # be coming from an orphaned run when the next scenario loads its script
-            await env._wait_quiet(env._horizon(self.scenario), self.t0)
+            await env.waits.orphans(self.scenario, self.t0)
         else:
             # ... after a clean end: the model idle, the model link quiet
             await env.model.wait_idle(max(env.scale(SETTLE_SECONDS), 1.0))

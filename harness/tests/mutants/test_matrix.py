@@ -377,7 +377,7 @@ def test_the_gateway_on_each_wire_is_a_suite_with_its_target_files_mutants() -> 
         WIRE_BUGS,
         WIRE_INTENDED,
     )
-    from streamproof.suites.gateway.target import load_target
+    from streamproof.suites.gateway.target.config import load_target
 
     suites = {s.name: s for s in default_suites()}
     wires = {"gateway-ag-ui": "agui-", "gateway-ai-sdk-ui": "aisdk-"}

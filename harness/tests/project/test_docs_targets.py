@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from streamproof.suites.a2a_client.result import ClientResult
 from streamproof.suites.a2a_client.target import ClientTarget
-from streamproof.suites.gateway.target import GatewayTarget
+from streamproof.suites.gateway.target.config import GatewayTarget
 
 ROOT = Path(__file__).resolve().parents[3]
 

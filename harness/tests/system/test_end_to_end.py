@@ -25,7 +25,7 @@ from streamproof.suites.gateway.reference.mutants import (
     WIRE_INTENDED,
 )
 from streamproof.suites.gateway.suite import WIRE_REFERENCES
-from streamproof.suites.gateway.target import load_target
+from streamproof.suites.gateway.target.config import load_target
 from streamproof.suites.loading import load_scenarios
 
 # Slow: every test runs streamproof (and the reference gateway on google-adk) in a subprocess.

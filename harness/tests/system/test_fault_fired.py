@@ -20,15 +20,16 @@ from harness.tests.conftest import require_module
 from streamproof.core.capabilities import ScenarioSkipped
 from streamproof.core.durations import DEFAULT_TIME_SCALE
 from streamproof.core.verdicts import Kind, Outcome, Verdict
-from streamproof.faults.engines import FaultLink
 from streamproof.faults.fired import FAULT_FIRED
 from streamproof.runtime.loop import BackgroundLoop
 from streamproof.suites.a2a_client.runner import A2AClientEnvironment
 from streamproof.suites.a2a_client.scenario import A2AClientScenario
 from streamproof.suites.a2a_client.target import load_client_target
+from streamproof.suites.gateway.drivers.turn import TurnDriver
 from streamproof.suites.gateway.runner import GatewayEnvironment
 from streamproof.suites.gateway.scenario import GatewayScenario, ModelPath
-from streamproof.suites.gateway.target import load_target, start_gateway
+from streamproof.suites.gateway.target.config import GatewayTarget, load_target
+from streamproof.suites.gateway.target.gateways import Gateways
 from streamproof.suites.loading import load_scenarios
 
 # End to end (real targets, every bundled fault scenario): scheduled first under xdist.
@@ -39,33 +40,29 @@ SCENARIOS = ROOT / "scenarios"
 BUDGET_S = 240.0
 
 
-class GatewayPastTheLinks(GatewayEnvironment):
-    """The reference gateway started with the fake model's own address and no proxy, and a
-    browser that calls the gateway directly: the links exist, but nothing crosses them."""
+class _GatewaysPastTheLinks(Gateways):
+    """The reference gateway started with the fake model's own address and no proxy, the
+    browser link's address being the gateway's own: the links exist, but nothing crosses them."""
 
-    async def _start_gateway(
-        self, model_engine: str, model_path: ModelPath, run_bound: float
-    ) -> None:
-        engine = await self.engines.get(model_engine)
-        link: FaultLink = engine.link("model", self._model_url, time_scale=self.scale)
-        await link.start()
-        self.links["model"] = link
-        self._link_engines["model"] = model_engine
-        self._model_path = model_path
-        self._run_bound = run_bound
-        env = {
-            **self._contract_env,
-            "GOOGLE_GEMINI_BASE_URL": self._model_url,
-            "STREAMPROOF_RUN_TIMEOUT": f"{run_bound:.3f}",
-        }
-        self.gateway = await start_gateway(
-            self.target, env, bug=self.bug, ready_scale=self.scale.factor
-        )
+    async def _model_link(self, engine_name: str, model_path: ModelPath) -> dict[str, str]:
+        await self.links.start_model(engine_name, "direct", self.model, self.model_url)
+        return {"GOOGLE_GEMINI_BASE_URL": self.model_url}
 
-    async def _browser_link(self, browser_engine: str) -> None:
-        await super()._browser_link(browser_engine)
+    async def _browser_link(self, engine_name: str) -> None:
+        await super()._browser_link(engine_name)
         assert self.gateway is not None
-        self.browser_url = self.gateway.base_url
+        self.links.browser_url = self.gateway.base_url
+
+
+class GatewayPastTheLinks(GatewayEnvironment):
+    """The gateway environment with :class:`_GatewaysPastTheLinks` for its gateways."""
+
+    def __init__(self, target: GatewayTarget, *, time_scale: float) -> None:
+        super().__init__(target, time_scale=time_scale)
+        self.gateways = _GatewaysPastTheLinks(
+            target, model=self.model, pool=self.engines, scale=self.scale, bug=self.bug
+        )
+        self.driver = TurnDriver(target, self.gateways, self.waits)
 
 
 class ClientPastTheLink(A2AClientEnvironment):

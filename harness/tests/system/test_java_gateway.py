@@ -24,7 +24,7 @@ import pytest
 from harness.tests.conftest import require_executable
 from harness.tests.run_pool import Plan, Run, RunPool, streamproof_run
 from streamproof.suites.gateway.reference.mutants import INTENDED
-from streamproof.suites.gateway.target import load_target
+from streamproof.suites.gateway.target.config import load_target
 from streamproof.targets.build import ensure_built
 
 # Slow: builds and runs the Java gateway, then the gateway suite against it. The suite's and

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from streamproof.suites.a2a_client.target import load_client_target
-from streamproof.suites.gateway.target import load_target
+from streamproof.suites.gateway.target.config import load_target
 from streamproof.targets import build as build_module
 from streamproof.targets.build import STAMP, Build, ensure_built
 from streamproof.targets.errors import TargetConfigError, TargetError

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from streamproof.suites.a2a_client.target import ClientTarget
-from streamproof.suites.gateway.target import GatewayTarget
+from streamproof.suites.gateway.target.config import GatewayTarget
 from streamproof.targets.errors import TargetConfigError
 from streamproof.targets.files import load_target_file
 from streamproof.targets.process import TargetProcess

@@ -12,7 +12,7 @@ from streamproof.core.texts import compress
 from streamproof.core.verdicts import Verdict, broken_summary
 from streamproof.suites.gateway.reference.mutants import BUGS, CATALOG, CONCURRENT, INTENDED
 from streamproof.suites.gateway.scenario import GatewayScenario
-from streamproof.suites.gateway.target import DEFAULT_TARGET, GatewayTarget, load_target
+from streamproof.suites.gateway.target.config import DEFAULT_TARGET, GatewayTarget, load_target
 from streamproof.suites.gateway.timeline import timeline
 
 if TYPE_CHECKING:

@@ -16,9 +16,10 @@ import pytest
 from harness.tests.conftest import require_module
 from streamproof.core.capabilities import GATEWAY_CAPABILITIES, missing_reason
 from streamproof.core.durations import DEFAULT_TIME_SCALE
-from streamproof.suites.gateway.runner import GatewayEnvironment, ScenarioResult, proxy_environment
+from streamproof.suites.gateway.links import proxy_environment
+from streamproof.suites.gateway.runner import GatewayEnvironment, ScenarioResult
 from streamproof.suites.gateway.scenario import GatewayScenario
-from streamproof.suites.gateway.target import load_target
+from streamproof.suites.gateway.target.config import load_target
 from streamproof.suites.loading import load_scenarios
 
 ROOT = Path(__file__).resolve().parents[4]

@@ -1,5 +1,5 @@
 """The gateway environment keeps a gateway per settings
-(harness/streamproof/suites/gateway/runner.py): a
+(harness/streamproof/suites/gateway/target/gateways.py): a
 scenario whose model path, model-link engine or run bound differs from the previous one's uses
 the gateway started for those settings earlier, still running, instead of a new start; at most
 MAX_PARKED wait beside the one in use, the least recently used closed first. On the real
@@ -11,10 +11,10 @@ import pytest
 
 from harness.tests.conftest import require_module
 from streamproof.core.durations import DEFAULT_TIME_SCALE
-from streamproof.suites.gateway import runner
 from streamproof.suites.gateway.runner import GatewayEnvironment
 from streamproof.suites.gateway.scenario import GatewayScenario
-from streamproof.suites.gateway.target import load_target
+from streamproof.suites.gateway.target import gateways
+from streamproof.suites.gateway.target.config import load_target
 
 PLAIN = """\
 id: gateway/plain
@@ -39,7 +39,7 @@ async def test_a_gateway_of_earlier_settings_is_used_again_and_the_oldest_parked
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     require_module("google.adk")
-    monkeypatch.setattr(runner, "MAX_PARKED", 1)
+    monkeypatch.setattr(gateways, "MAX_PARKED", 1)
     env = GatewayEnvironment(load_target(None), time_scale=DEFAULT_TIME_SCALE)
     await env.start()
     try:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from streamproof.suites.gateway.target import GatewayTarget, start_gateway
+from streamproof.suites.gateway.target.config import GatewayTarget
+from streamproof.suites.gateway.target.running import start_gateway
 from streamproof.targets.errors import TargetConfigError, TargetError
 
 ROOT = Path(__file__).resolve().parents[4]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from streamproof.suites.gateway.runner import chat_request
-from streamproof.suites.gateway.target import GatewayTarget, load_target
+from streamproof.suites.gateway.drivers.chat import chat_request
+from streamproof.suites.gateway.target.config import GatewayTarget, load_target
 from streamproof.targets.errors import TargetConfigError
 
 ROOT = Path(__file__).resolve().parents[4]

@@ -20,16 +20,15 @@ from streamproof.suites.gateway.checks.disposal import (
 )
 from streamproof.suites.gateway.checks.errors import error_event_verdicts, error_frame_verdicts
 from streamproof.suites.gateway.checks.expectations import gateway_expectation_verdicts
-from streamproof.suites.gateway.checks.frames import (
+from streamproof.suites.gateway.checks.frame_ids import (
+    frame_id_counter_verdicts,
+    frame_id_fresh_verdicts,
+)
+from streamproof.suites.gateway.checks.frames import frame_sequence_verdicts, frame_type_verdicts
+from streamproof.suites.gateway.checks.link_faults import (
     browser_link_cut,
     browser_link_history_fault,
     browser_link_stall,
-    frame_id_counter_verdicts,
-    frame_id_fresh_verdicts,
-    frame_sequence_verdicts,
-    frame_type_verdicts,
-    sse_response_verdicts,
-    stream_terminal_verdicts,
 )
 from streamproof.suites.gateway.checks.persistence import (
     history_kinds,
@@ -46,6 +45,7 @@ from streamproof.suites.gateway.checks.rendering import (
     final_flag_verdicts,
 )
 from streamproof.suites.gateway.checks.run_bound import run_bound_error_verdicts, run_bound_verdicts
+from streamproof.suites.gateway.checks.stream import sse_response_verdicts, stream_terminal_verdicts
 from streamproof.suites.gateway.checks.tools import (
     llm_budget_verdicts,
     tool_call_from_aggregate_verdicts,

@@ -39,7 +39,6 @@ from streamproof.suites.gateway.checks.auth import auth_verdicts, history_isolat
 from streamproof.suites.gateway.checks.disposal import dispose_idle_verdicts, dispose_verdicts
 from streamproof.suites.gateway.checks.errors import ABORTED
 from streamproof.suites.gateway.checks.expectations import gateway_expectation_verdicts
-from streamproof.suites.gateway.checks.frames import no_stream, sse_response_verdicts
 from streamproof.suites.gateway.checks.persistence import (
     event_text,
     no_half_record_verdicts,
@@ -47,6 +46,7 @@ from streamproof.suites.gateway.checks.persistence import (
 )
 from streamproof.suites.gateway.checks.proxy import proxy_honoured_verdicts
 from streamproof.suites.gateway.checks.run_bound import run_bound_verdicts
+from streamproof.suites.gateway.checks.stream import no_stream, sse_response_verdicts
 from streamproof.suites.gateway.checks.tools import (
     llm_budget_verdicts,
     tool_leak_verdicts,

@@ -20,7 +20,7 @@ from typing import Any, Final
 from streamproof.core.requirements import from_violations, not_applicable
 from streamproof.core.texts import compress, short
 from streamproof.core.verdicts import Verdict
-from streamproof.suites.gateway.checks.frames import left_early, no_frames, no_stream
+from streamproof.suites.gateway.checks.stream import left_early, no_frames, no_stream
 from streamproof.suites.gateway.observation import Frame, GatewayObservation
 
 __all__ = [

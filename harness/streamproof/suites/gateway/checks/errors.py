@@ -16,14 +16,9 @@ from typing import Any
 from streamproof.core.requirements import from_violations, info, not_applicable
 from streamproof.core.verdicts import Verdict
 from streamproof.fakes.records import is_retry
-from streamproof.suites.gateway.checks.frames import (
-    label,
-    left_early,
-    link_faulted_calls,
-    no_stream,
-    sequence,
-)
+from streamproof.suites.gateway.checks.link_faults import link_faulted_calls
 from streamproof.suites.gateway.checks.run_bound import bound_note, open_at_bound
+from streamproof.suites.gateway.checks.stream import label, left_early, no_stream, sequence
 from streamproof.suites.gateway.observation import GatewayObservation, ModelCall
 
 __all__ = ["error_event_verdicts", "error_frame_verdicts"]

@@ -15,8 +15,9 @@ from streamproof.core.patterns import matches
 from streamproof.core.requirements import expectation
 from streamproof.core.texts import compress
 from streamproof.core.verdicts import Kind, Level, Outcome, Verdict
-from streamproof.suites.gateway.checks.frames import ended_with_done, link_faulted_calls, sequence
+from streamproof.suites.gateway.checks.link_faults import link_faulted_calls
 from streamproof.suites.gateway.checks.persistence import history_kinds
+from streamproof.suites.gateway.checks.stream import ended_with_done, sequence
 from streamproof.suites.gateway.observation import GatewayObservation
 
 __all__ = ["gateway_expectation_verdicts"]

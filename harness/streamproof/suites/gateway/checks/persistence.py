@@ -20,13 +20,11 @@ from typing import Any
 from streamproof.core.requirements import from_violations, not_applicable, skip
 from streamproof.core.texts import compress, repeated, short, squash
 from streamproof.core.verdicts import Verdict
-from streamproof.suites.gateway.checks.frames import (
+from streamproof.suites.gateway.checks.link_faults import (
     browser_link_history_fault,
-    label,
     model_link_calls,
-    no_stream,
-    payload_dict,
 )
+from streamproof.suites.gateway.checks.stream import label, no_stream, payload_dict
 from streamproof.suites.gateway.observation import GatewayObservation, ModelCall
 
 __all__ = [

@@ -24,7 +24,7 @@ from __future__ import annotations
 from streamproof.core.durations import on_both_clocks
 from streamproof.core.requirements import from_violations, not_applicable
 from streamproof.core.verdicts import Verdict
-from streamproof.suites.gateway.checks.frames import no_stream
+from streamproof.suites.gateway.checks.stream import no_stream
 from streamproof.suites.gateway.observation import GatewayObservation, ModelCall
 
 __all__ = ["PAUSE_S", "streams_progressively_verdicts"]

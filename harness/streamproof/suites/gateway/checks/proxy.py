@@ -20,7 +20,7 @@ from collections import Counter
 
 from streamproof.core.requirements import from_violations, not_applicable
 from streamproof.core.verdicts import Verdict
-from streamproof.suites.gateway.checks.frames import no_stream
+from streamproof.suites.gateway.checks.stream import no_stream
 from streamproof.suites.gateway.observation import GatewayObservation
 
 __all__ = ["proxy_honoured_verdicts"]

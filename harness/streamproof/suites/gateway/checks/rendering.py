@@ -15,18 +15,18 @@ from dataclasses import dataclass
 from streamproof.core.requirements import from_violations, not_applicable
 from streamproof.core.texts import repeated, short, squash
 from streamproof.core.verdicts import Verdict
-from streamproof.suites.gateway.checks.frames import (
-    label,
-    link_faulted_calls,
-    no_stream,
-    payload_dict,
-    sequence,
-    terminal_error_frame,
-)
+from streamproof.suites.gateway.checks.link_faults import link_faulted_calls
 from streamproof.suites.gateway.checks.screen import (
     Screen,
     double_render_problems,
     typed_frame_screens,
+)
+from streamproof.suites.gateway.checks.stream import (
+    label,
+    no_stream,
+    payload_dict,
+    sequence,
+    terminal_error_frame,
 )
 from streamproof.suites.gateway.observation import Frame, GatewayObservation, ModelCall
 

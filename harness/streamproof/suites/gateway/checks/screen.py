@@ -38,8 +38,8 @@ from typing import Protocol
 
 from streamproof.core.texts import short, squash
 from streamproof.fakes.records import ModelCall
-from streamproof.suites.gateway.checks.frames import label
 from streamproof.suites.gateway.checks.reducer import FrameLike, ReducerState, reduce
+from streamproof.suites.gateway.checks.stream import label
 
 __all__ = [
     "Problem",

@@ -17,13 +17,8 @@ from collections.abc import Iterable
 from streamproof.core.requirements import from_violations, not_applicable
 from streamproof.core.texts import compress, short
 from streamproof.core.verdicts import Verdict
-from streamproof.suites.gateway.checks.frames import (
-    ended_with_done,
-    label,
-    link_faulted_calls,
-    no_stream,
-    payload_dict,
-)
+from streamproof.suites.gateway.checks.link_faults import link_faulted_calls
+from streamproof.suites.gateway.checks.stream import ended_with_done, label, no_stream, payload_dict
 from streamproof.suites.gateway.observation import Frame, GatewayObservation, ModelCall
 
 __all__ = [

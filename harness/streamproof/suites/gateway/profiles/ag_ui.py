@@ -53,9 +53,9 @@ from streamproof.suites.gateway.checks.ag_ui import (
     agui_run_ids_verdicts,
     agui_run_started_first_verdicts,
 )
-from streamproof.suites.gateway.checks.frames import label
 from streamproof.suites.gateway.checks.rendering import screens_render_once
 from streamproof.suites.gateway.checks.screen import Screen
+from streamproof.suites.gateway.checks.stream import label
 from streamproof.suites.gateway.observation import Frame
 from streamproof.suites.gateway.profiles.base import (
     STREAMING,

@@ -50,9 +50,9 @@ from streamproof.suites.gateway.checks.ai_sdk_ui import (
     aisdk_stream_header_verdicts,
     ui_chunks,
 )
-from streamproof.suites.gateway.checks.frames import label
 from streamproof.suites.gateway.checks.rendering import screens_render_once
 from streamproof.suites.gateway.checks.screen import Screen
+from streamproof.suites.gateway.checks.stream import label
 from streamproof.suites.gateway.observation import Frame
 from streamproof.suites.gateway.profiles.base import (
     STREAMING,

@@ -23,15 +23,15 @@ from harness.tests.suites.gateway.observations import (
 from streamproof.core.verdicts import Kind, Outcome
 from streamproof.faults.records import FaultRef, LinkEvent
 from streamproof.suites.gateway.checks import WHOLE_STREAM_REQUIREMENTS
-from streamproof.suites.gateway.checks.frames import (
+from streamproof.suites.gateway.checks.link_faults import (
     browser_link_cut,
     browser_link_history_fault,
     browser_link_stall,
-    sse_response_verdicts,
 )
+from streamproof.suites.gateway.checks.stream import sse_response_verdicts
+from streamproof.suites.gateway.drivers.chat import browser_left
 from streamproof.suites.gateway.observation import ChatResponse, GatewayObservation
 from streamproof.suites.gateway.profiles.registry import check_gateway
-from streamproof.suites.gateway.runner import _browser_left
 
 
 def _record(request: int, kind: str, t: float, **extra: Any) -> LinkEvent:
@@ -72,11 +72,11 @@ def test_the_cut_and_the_stall_are_found_on_the_chat_request_only() -> None:
 
 def test_the_runner_records_a_browser_link_cut_as_the_browser_leaving() -> None:
     broke = ChatResponse(status=200, content_type="text/event-stream", end="error", error="reset")
-    left, at = _browser_left(broke, _browser("rst", t=0.3456))
+    left, at = browser_left(broke, _browser("rst", t=0.3456))
     assert at == 0.3456
     assert left.end == "client-closed" and left.status == 200
     assert left.error is not None and "rst" in left.error and "reset" in left.error
-    untouched, none = _browser_left(broke, _browser("split"))
+    untouched, none = browser_left(broke, _browser("split"))
     assert untouched is broke and none is None
 
 

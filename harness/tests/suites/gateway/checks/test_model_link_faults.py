@@ -44,7 +44,7 @@ from streamproof.core.verdicts import Kind, Outcome
 from streamproof.faults.records import FaultRef, LinkEvent
 from streamproof.suites.gateway.checks.errors import error_frame_verdicts
 from streamproof.suites.gateway.checks.expectations import gateway_expectation_verdicts
-from streamproof.suites.gateway.checks.frames import link_faulted_calls, model_link_calls
+from streamproof.suites.gateway.checks.link_faults import link_faulted_calls, model_link_calls
 from streamproof.suites.gateway.checks.persistence import no_half_record_verdicts
 from streamproof.suites.gateway.checks.rendering import (
     answer_as_message_verdicts,

@@ -18,9 +18,10 @@ from harness.tests.suites.gateway.observations import (
 from streamproof.core.verdicts import Outcome
 from streamproof.faults.records import FaultRef, LinkEvent
 from streamproof.suites.gateway.checks.errors import error_frame_verdicts
-from streamproof.suites.gateway.checks.frames import link_faulted_calls, stream_terminal_verdicts
+from streamproof.suites.gateway.checks.link_faults import link_faulted_calls
 from streamproof.suites.gateway.checks.rendering import answer_as_message_verdicts
 from streamproof.suites.gateway.checks.run_bound import run_bound_error_verdicts, run_bound_verdicts
+from streamproof.suites.gateway.checks.stream import stream_terminal_verdicts
 from streamproof.suites.gateway.observation import ChatResponse, GatewayObservation, ModelCall
 from streamproof.suites.gateway.profiles.registry import check_gateway
 

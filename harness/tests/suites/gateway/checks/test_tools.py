@@ -31,7 +31,7 @@ from harness.tests.suites.gateway.observations import (
     tool_run,
     worked_example,
 )
-from streamproof.suites.gateway.checks.frames import stream_terminal_verdicts
+from streamproof.suites.gateway.checks.stream import stream_terminal_verdicts
 from streamproof.suites.gateway.checks.tools import (
     llm_budget_verdicts,
     tool_call_from_aggregate_verdicts,

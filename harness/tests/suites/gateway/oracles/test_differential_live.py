@@ -30,7 +30,7 @@ from streamproof.suites.gateway.oracles.table import differential_table
 from streamproof.suites.gateway.reference.mutants import WIRE_BUGS
 from streamproof.suites.gateway.runner import GatewayEnvironment
 from streamproof.suites.gateway.scenario import GatewayScenario
-from streamproof.suites.gateway.target import load_target
+from streamproof.suites.gateway.target.config import load_target
 from streamproof.suites.loading import load_scenarios
 
 pytestmark = pytest.mark.slow

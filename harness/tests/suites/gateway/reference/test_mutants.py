@@ -19,7 +19,7 @@ from streamproof.suites.gateway.reference.mutants import (
     bugs_for,
     describe_bugs,
 )
-from streamproof.suites.gateway.target import load_target
+from streamproof.suites.gateway.target.config import load_target
 
 TARGETS = Path(__file__).resolve().parents[4] / "streamproof" / "suites" / "gateway"
 ENV = {
