@@ -27,11 +27,13 @@ dangling CR so the caller can drop the LF that would otherwise complete it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 __all__ = [
     "BOM",
     "CrOnly",
+    "corrupt_event",
     "drop_blank_line",
     "insert_bom",
     "split_pieces",
@@ -99,6 +101,21 @@ def insert_bom(block: bytes, after_cr: bool) -> bytes:
     if after_cr and block.startswith(b"\n"):
         return b"\n" + BOM + block[1:]
     return BOM + block
+
+
+def corrupt_event(block: bytes, kinds: Sequence[str], after_cr: bool) -> tuple[bytes, bool]:
+    """A whole held event with the corruptions ``kinds`` applied in order; and whether it now
+    ends in a CR whose LF (still to come) must be dropped. ``after_cr``: the event's bytes start
+    with the LF of a CRLF split from the previous block, and a BOM must go after it."""
+    dangling_cr = False
+    for kind in kinds:
+        if kind == "drop_blank_line":
+            block, dangling_cr = drop_blank_line(block)
+        elif kind == "truncate_json":
+            block = truncate_json(block)
+        elif kind == "bom":
+            block = insert_bom(block, after_cr)
+    return block, dangling_cr
 
 
 class CrOnly:

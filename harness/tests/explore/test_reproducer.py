@@ -79,7 +79,7 @@ def test_the_reproducer_loads_with_its_plan_and_says_how_it_was_found() -> None:
 
 
 def test_elements_are_written_as_plain_scenario_yaml() -> None:
-    from streamproof.explore.search import load_scenario
+    from streamproof.explore.scenario import load_scenario
     from streamproof.protocol.gemini import ErrorChunk
 
     worked = ROOT / "scenarios" / "gateway" / "worked_example.yaml"

@@ -147,7 +147,7 @@ def test_the_reference_breaks_nothing_within_a_small_budget(tmp_path: Path) -> N
 
 def test_the_scenario_may_be_named_by_its_bundled_id(monkeypatch: pytest.MonkeyPatch) -> None:
     import streamproof.runtime.bundled
-    from streamproof.explore.search import load_scenario
+    from streamproof.explore.scenario import load_scenario
 
     # This tree's suites, whichever checkout the installed package points at.
     monkeypatch.setattr(
@@ -184,7 +184,7 @@ def test_a_file_of_several_scenarios_is_refused(tmp_path: Path) -> None:
     code, _out, err = _explore(Options(scenario=str(two), out=tmp_path))
     assert code == EXIT_BAD_INPUT
     assert "holds 2 scenarios" in err and "name one of them by its id" in err
-    from streamproof.explore.search import load_scenario
+    from streamproof.explore.scenario import load_scenario
 
     scenario, _ = load_scenario(f"{two}::a2a_client/other")
     assert scenario.id == "a2a_client/other" and scenario.data["id"] == "a2a_client/other"
@@ -241,7 +241,7 @@ def test_ctrl_c_stops_the_search_and_leaves_no_process(tmp_path: Path) -> None:
 def test_a_scenario_that_replays_a_fixture_keeps_it_from_anywhere(tmp_path: Path) -> None:
     """The reproducer lands in reports/explore/, not beside the scenario: its canned stream is
     named by the file it resolved to, so it loads wherever it is written."""
-    from streamproof.explore.search import load_scenario
+    from streamproof.explore.scenario import load_scenario
     from streamproof.suites.loading import load_scenarios
 
     story = ROOT / "scenarios" / "a2a_client" / "summary_survives_proxy_timeout.yaml"
@@ -272,7 +272,7 @@ def _verdict(requirement: str, level: str, outcome: str) -> Any:
 
 
 def test_strict_counts_the_shoulds_not_met_as_run_strict_does() -> None:
-    from streamproof.explore.search import must_failures
+    from streamproof.explore.explorer import must_failures
 
     verdicts = [
         _verdict("GW-ERROR-FRAME", "MUST", "fail"),
@@ -311,12 +311,13 @@ class _FakeRuns:
 def _fake_explorer(
     opts: Options, monkeypatch: pytest.MonkeyPatch, err: io.StringIO
 ) -> tuple[Any, Any, _FakeRuns]:
-    from streamproof.explore import search
+    from streamproof.explore.explorer import Explorer
+    from streamproof.explore.scenario import load_scenario
     from streamproof.runtime.loop import BackgroundLoop
 
-    scenario, _ = search.load_scenario(opts.scenario)
+    scenario, _ = load_scenario(opts.scenario)
     loop = BackgroundLoop()
-    explorer = search._Explorer(opts, scenario, err, loop)
+    explorer = Explorer(opts, scenario, err, loop)
     runs = _FakeRuns()
     monkeypatch.setattr(explorer, "run_plan", runs)
     monkeypatch.setattr(explorer, "start_reference", lambda: _FakeRuns.REFERENCE)
@@ -343,7 +344,7 @@ def test_screening_skips_what_the_reference_breaks_too_and_searches_on(
     # The browser leaving is tried first (a plan known from before).
     leave = {place: [] for place in scenario.space.places} | {"leave": [{"after_frames": 2}]}
     db = tmp_path / "explore" / ".hypothesis"
-    search._KnownFailures(db, search._database_key(opts, scenario)).add(leave)
+    search.KnownFailures(db, search.database_key(opts, scenario)).add(leave)
 
     assert search._search(explorer, opts, scenario, out) == EXIT_FOUND
     said = (
@@ -370,7 +371,7 @@ def test_without_screening_a_plan_the_reference_breaks_too_is_the_finding(
     explorer, scenario, runs = _fake_explorer(opts, monkeypatch, err)
     leave = {place: [] for place in scenario.space.places} | {"leave": [{"after_frames": 2}]}
     db = tmp_path / "explore" / ".hypothesis"
-    search._KnownFailures(db, search._database_key(opts, scenario)).add(leave)
+    search.KnownFailures(db, search.database_key(opts, scenario)).add(leave)
     assert search._search(explorer, opts, scenario, out) == EXIT_FOUND
     assert not any(on == "reference" for on, _ in runs.runs)
     assert "GW-PERSIST-AGGREGATES broken by browser: leaves after frame" in out.getvalue()
@@ -392,7 +393,7 @@ def test_requirement_holds_out_for_that_requirement(
     explorer, scenario, _runs = _fake_explorer(opts, monkeypatch, err)
     leave = {place: [] for place in scenario.space.places} | {"leave": [{"after_frames": 2}]}
     db = tmp_path / "explore" / ".hypothesis"
-    search._KnownFailures(db, search._database_key(opts, scenario)).add(leave)
+    search.KnownFailures(db, search.database_key(opts, scenario)).add(leave)
     assert search._search(explorer, opts, scenario, out) == EXIT_FOUND
     assert "GW-NO-HALF-RECORD broken by model" in out.getvalue()
 
@@ -449,7 +450,8 @@ def test_the_screening_reference_is_the_bundled_one_or_the_target_without_its_bu
     expected: str | None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from streamproof.explore import search
+    from streamproof.explore import explorer as explorer_module
+    from streamproof.explore.scenario import load_scenario
     from streamproof.runtime.loop import BackgroundLoop
 
     started: list[tuple[str | None, str | None]] = []
@@ -465,12 +467,12 @@ def test_the_screening_reference_is_the_bundled_one_or_the_target_without_its_bu
             started.append((target, bug))
             return _Env()
 
-    monkeypatch.setattr(search, "suite", lambda kind: _Suite())
-    scenario, _ = search.load_scenario(str(PLAIN))
+    monkeypatch.setattr(explorer_module, "suite", lambda kind: _Suite())
+    scenario, _ = load_scenario(str(PLAIN))
     opts = Options(scenario=str(PLAIN), target=target, bug=bug, screen=screen)
     loop = BackgroundLoop()
     try:
-        explorer = search._Explorer(opts, scenario, io.StringIO(), loop)
+        explorer = explorer_module.Explorer(opts, scenario, io.StringIO(), loop)
         assert explorer.screening is (expected != "unused")
         if explorer.screening:
             explorer.start_reference()

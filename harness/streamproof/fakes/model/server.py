@@ -1,126 +1,29 @@
-"""A fake Gemini API server that real ADK agents accept as Gemini, driven by a scenario script.
-
-Why byte-exact: the point of streamproof is to test what an SSE gateway does with what ADK
-yields, so ADK's real model code (google-genai's SSE reader, ADK's streaming aggregator) must
-run unmodified against this fake. Those readers are strict in small ways (``data: `` needs its
-space, one JSON object a line, ``candidates[0].content`` in every chunk, an ``{"error": ...}``
-line as the mid-stream failure). Every byte the fake writes is built by the pure functions in
-:mod:`streamproof.protocol.gemini`; this module is only the aiohttp shell around them: routing,
-the script cursor, delays, noticing a caller that hangs up, and the records checks read.
-
-Script semantics:
-
-* ``load(turns)`` resets the records; each model call consumes the next turn (``times: N``
-  answers N consecutive calls, ``times: forever`` every later call).
-* A retry (the same agent sending the very same body as the call just before it,
-  :func:`~streamproof.fakes.records.is_retry`) is recorded with ``retry_of``; when an error turn
-  answered the call it repeats (``retries: repeat``, the default for error turns), it gets the
-  same turn again without using up the script.
-* A call past the script answers HTTP 500 and is recorded with ``turn=None``.
-* After ``runaway_cap`` calls in one load every call gets a plain text turn with ``STOP``, so a
-  gateway without an LLM-call budget still ends (also recorded with ``turn=None``).
-
-Timing: before each chunk the fake waits the chunk's ``delay`` (else the turn's
-``chunk_delay``) times the time scale. A non-streaming answer waits the sum of those delays; an
-``http_error`` turn waits its ``chunk_delay`` once. While waiting the fake watches the
-connection (``handler_cancellation`` plus a 20 ms poll of the transport), so a caller that
-closes the stream is recorded ``closed_early`` promptly even when nothing is being written.
-Stream headers are sent at once; the first chunk follows after its delay.
-
-A turn from a fixture (``fixture: fixtures/gemini/...``) is written byte for byte as the file
-holds it (its own line ends, not ``line_end``), each event after its recorded delay (or the
-turn's ``chunk_delay`` when the scenario gives one), scaled the same way.
-
-``completed`` means the fake wrote everything the chosen answer holds (an error answer
-included) and ended the body; ``closed_early`` means the caller went away before that.
-"""
+"""The :class:`FakeModel`: its lifecycle, its script and records, and the routing of a call to
+the turn that answers it (see :mod:`streamproof.fakes.model`)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from aiohttp import web
 
 from streamproof.core.durations import TimeScale
+from streamproof.fakes.model.answering import POLL, Answering, answer_response
+from streamproof.fakes.model.call_state import CallState
 from streamproof.fakes.records import ModelCall, is_retry
 from streamproof.fakes.serving import LISTEN_BACKLOG, serve
 from streamproof.fakes.tls import SelfSignedCert
 from streamproof.protocol import gemini
 from streamproof.protocol.gemini import ModelTurn
 
-__all__ = ["FakeModel", "ModelCall"]
+__all__ = ["FakeModel"]
 
 
-_POLL = 0.02
-"""Seconds between checks of the caller's connection while a delay runs."""
-"""Long agent histories exceed aiohttp's 1 MiB default request size."""
-
-
-class _Sent(NamedTuple):
-    """One event of a streamed answer as written: its delay, its bytes, and what it carried."""
-
-    delay: float
-    data: bytes
-    text: str
-    function_calls: Sequence[Mapping[str, Any]]
-    finish_reason: str | None
-    error: Mapping[str, Any] | None
-
-
-@dataclass
-class _CallState:
-    """The mutable record of one model call; :meth:`snapshot` freezes it into a ModelCall."""
-
-    index: int
-    t: float
-    path: str
-    model: str
-    streaming: bool
-    agent: str | None
-    body: dict[str, Any]
-    turn: int | None = None
-    status: int = 0
-    chunks_sent: int = 0
-    completed: bool = False
-    closed_early: bool = False
-    text: list[str] = field(default_factory=list)
-    function_calls: list[dict[str, Any]] = field(default_factory=list)
-    finish_reason: str | None = None
-    error: dict[str, Any] | None = None
-    t_end: float | None = None
-    retry_of: int | None = None
-    text_chunk_times: list[float] = field(default_factory=list)
-
-    def snapshot(self) -> ModelCall:
-        return ModelCall(
-            index=self.index,
-            t=self.t,
-            path=self.path,
-            model=self.model,
-            streaming=self.streaming,
-            agent=self.agent,
-            turn=self.turn,
-            status=self.status,
-            chunks_sent=self.chunks_sent,
-            completed=self.completed,
-            closed_early=self.closed_early,
-            text_sent="".join(self.text),
-            function_calls_sent=tuple(dict(c) for c in self.function_calls),
-            finish_reason_sent=self.finish_reason,
-            error_sent=dict(self.error) if self.error is not None else None,
-            t_end=self.t_end,
-            body=self.body,
-            retry_of=self.retry_of,
-            text_chunk_times=tuple(self.text_chunk_times),
-        )
-
-
-class FakeModel:
+class FakeModel(Answering):
     """The fake Gemini endpoint. Not a test class (``__test__ = False``) despite its use in tests.
 
     Usage::
@@ -152,7 +55,7 @@ class FakeModel:
         self._cursor = 0
         self._uses = 0
         self._picked = 0
-        self._states: list[_CallState] = []
+        self._states: list[CallState] = []
         self._epoch = time.monotonic()
         self._keyed: dict[str, FakeModel] = {}
         """In keyed mode (:meth:`load_keyed`): per key, a script of its own (an unstarted
@@ -316,10 +219,10 @@ class FakeModel:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
-            await asyncio.sleep(min(_POLL, remaining))
+            await asyncio.sleep(min(POLL, remaining))
         return True
 
-    def _pick(self, state: _CallState) -> tuple[int | None, ModelTurn | None]:
+    def _pick(self, state: CallState) -> tuple[int | None, ModelTurn | None]:
         """The script index and turn answering ``state``'s call (index None: off-script). A
         retry of a call answered by an error turn that repeats for retries gets that turn again
         and uses up nothing."""
@@ -346,9 +249,9 @@ class FakeModel:
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         route = gemini.parse_route(request.path)
         if route is None or request.method != "POST":
-            return _answer_response(gemini.not_found(f"{request.method} {request.path}"))
+            return answer_response(gemini.not_found(f"{request.method} {request.path}"))
         self._active += 1
-        state: _CallState | None = None
+        state: CallState | None = None
         owner = self  # keyed mode: the script of the call's key (its epoch is this one's)
         try:
             start = time.monotonic()
@@ -359,7 +262,7 @@ class FakeModel:
                 parsed = None
             body = parsed if isinstance(parsed, dict) else {}
             owner = self._owner(raw)
-            state = _CallState(
+            state = CallState(
                 index=len(owner._states),
                 t=start - owner._epoch,
                 path=request.path,
@@ -385,7 +288,7 @@ class FakeModel:
     async def _answer(
         self,
         request: web.Request,
-        state: _CallState,
+        state: CallState,
         route: gemini.Route,
         parsed: Any,
         owner: FakeModel,
@@ -420,135 +323,3 @@ class FakeModel:
                 return self._abandon(request, web.Response(status=499))
             return await self._send(request, state, answer)
         return await self._stream(request, state, route, turn, scale)
-
-    async def _send(
-        self, request: web.Request, state: _CallState, answer: gemini.Answer
-    ) -> web.StreamResponse:
-        """Write a whole JSON answer and record it once it is out."""
-        state.status = answer.status
-        response = _answer_response(answer)
-        try:
-            await response.prepare(request)
-            await response.write_eof()
-        except ConnectionError:
-            self._hung_up(state)
-            return response
-        state.text.append(answer.text)
-        state.function_calls.extend(answer.function_calls)
-        state.finish_reason = answer.finish_reason
-        state.error = answer.error
-        state.chunks_sent = 1 if answer.status == 200 else 0
-        state.completed = True
-        return response
-
-    async def _stream(
-        self,
-        request: web.Request,
-        state: _CallState,
-        route: gemini.Route,
-        turn: ModelTurn,
-        scale: TimeScale,
-    ) -> web.StreamResponse:
-        if turn.replay is not None:
-            # A canned stream (a ``fixture:`` turn) is written byte for byte, its own line ends
-            # included, with the recorded (or given) delay before each event.
-            return await self._write_stream(
-                request,
-                state,
-                scale,
-                (
-                    _Sent(e.delay, e.raw, e.text, e.function_calls, e.finish_reason, e.error)
-                    for e in turn.replay
-                ),
-            )
-        events = gemini.stream_events(
-            turn,
-            model_version=route.model,
-            response_id=gemini.new_response_id(),
-            prompt_tokens=gemini.prompt_tokens(state.body),
-        )
-        return await self._write_stream(
-            request,
-            state,
-            scale,
-            (
-                _Sent(
-                    e.delay,
-                    e.frame(self._line_end),
-                    e.text,
-                    (e.function_call,) if e.function_call is not None else (),
-                    e.finish_reason,
-                    e.error,
-                )
-                for e in events
-            ),
-        )
-
-    async def _write_stream(
-        self,
-        request: web.Request,
-        state: _CallState,
-        scale: TimeScale,
-        events: Iterable[_Sent],
-    ) -> web.StreamResponse:
-        """Stream ``events`` (each after its delay), noting in ``state`` what was sent: text
-        with the time it went, function calls, the finish reason, an error."""
-        state.status = 200
-        response = web.StreamResponse(status=200, headers={"Content-Type": gemini.SSE_CONTENT_TYPE})
-        try:
-            await response.prepare(request)
-            for event in events:
-                if not await self._pause(request, state, scale(event.delay)):
-                    return self._abandon(request, response)
-                await response.write(event.data)
-                state.chunks_sent += 1
-                if event.text:
-                    state.text.append(event.text)
-                    state.text_chunk_times.append(round(time.monotonic() - self._epoch, 4))
-                state.function_calls.extend(dict(c) for c in event.function_calls)
-                if event.finish_reason is not None:
-                    state.finish_reason = event.finish_reason
-                if event.error is not None:
-                    state.error = dict(event.error)
-            await response.write_eof()
-        except ConnectionError:
-            self._hung_up(state)
-            return response
-        state.completed = True
-        return response
-
-    async def _pause(self, request: web.Request, state: _CallState, seconds: float) -> bool:
-        """Wait ``seconds`` watching the caller; False (recorded) when it went away."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
-        while True:
-            transport = request.transport
-            if self._stopping:
-                return False
-            if transport is None or transport.is_closing():
-                self._hung_up(state)
-                return False
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return True
-            await asyncio.sleep(min(_POLL, remaining))
-
-    def _abandon(self, request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
-        """End an answer cut short. When the fake is stopping, the connection is aborted so the
-        caller sees a broken stream rather than a clean (and misleading) end of body."""
-        transport = request.transport
-        if self._stopping and transport is not None:
-            transport.abort()
-        return response
-
-    def _hung_up(self, state: _CallState) -> None:
-        if not self._stopping:
-            state.closed_early = True
-
-
-def _answer_response(answer: gemini.Answer) -> web.Response:
-    return web.Response(
-        status=answer.status,
-        body=answer.encoded(),
-        headers={"Content-Type": gemini.JSON_CONTENT_TYPE},
-    )

@@ -1,149 +1,22 @@
-"""Sans-IO core of the inline engine: one response body in, write/sleep/record operations out.
-
-The proxy (:mod:`streamproof.faults.engines.inline`) owns the sockets; this module owns every
-decision about the bytes, so the cut points, the pacing and the corruptions are tested without a
-network (the h11 model: bytes in, events out). A :class:`Shaper` is made per response with the
-faults that apply to that request and fire once the response has begun (everything but
-``on_request``, and but ``delay``, which the proxy applies before the first byte).
-
-Operation
----------
-The proxy calls ``start()`` once the status line and headers have gone out, ``feed(chunk)``
-for each upstream chunk, ``eof()`` at the upstream end, and ``on_timer()`` whenever
-``next_deadline()`` passes; each returns an iterator of operations that the proxy performs in
-order: :class:`Write` (bytes downstream), :class:`Sleep` (pace: drip, split gaps),
-:class:`Forwarded` and :class:`Fired` (records), :class:`Finish` (end the response: ``clean``
-= the chunked terminator, ``fin``, ``rst``). The iterators are lazy generators and read the
-shaper's state as they resume, so a timer that fires during a ``Sleep`` (a stall, an idle cut)
-takes effect on the very next byte; after a ``Finish`` the proxy abandons them.
-
-Counting and cutting
---------------------
-On an event stream every chunk goes through :meth:`streamproof.protocol.sse.Decoder.feed_blocks`,
-whose
-block offsets let the shaper cut *exactly* after event N even when one upstream chunk holds
-several events (docs/explanation/wire-facts/proxies.md §1.3: toxiproxy's ``limit_data`` can only
-count bytes, headers and
-chunk-size lines included). Only blocks that dispatched an event count as events; comment
-blocks (heartbeats) are forwarded and recorded as comments. ``after_bytes`` counts upstream
-body bytes. Bytes are forwarded unchanged and, when nothing paces them, in one write per
-upstream chunk; the decoder only reads them.
-
-Modes that fire mid-stream:
-
-* ``stall``: everything from upstream is swallowed (heartbeats too) and the socket stays open,
-  as a proxy that has gone quiet does (docs/explanation/wire-facts/proxies.md §3: "stalled streams
-  that never error"). With
-  ``for``, forwarding resumes at the next block boundary, so the client never sees half an
-  event; what was swallowed is lost (as with toxiproxy's ``timeout`` toxic, §1.3).
-* ``drip``: wait before forwarding each event (each chunk when not an event stream); an
-  event's bytes are held until its block is complete and go out in one write.
-* ``split``: every write is cut into ``pieces`` writes with ``gap`` between them; the gap is
-  what keeps TCP from coalescing them again (§2.6, §5).
-* ``corrupt``: see :mod:`streamproof.faults.actions`. ``drop_blank_line``, ``truncate_json`` and
-  ``bom`` act on the next whole event (if they fire mid-block, on the one after that block);
-  on a body that is not an event stream they have nothing to act on and are recorded as not
-  applied. ``cr_only`` rewrites every byte from then on.
-
-Damaged events
---------------
-Once a corruption has fired on an event stream, the shaper also decodes what it writes
-downstream (the same spec decoder, from the next block boundary on) and records each upstream
-event when the client's decoder has dispatched it, saying in :attr:`Forwarded.damage` whether
-it arrived as sent: ``None`` when a spec decoder reads the same event type and data (a lone
-CR, a BOM that only spoils an ``id:`` line), else one of
-
-* ``altered (…)``: dispatched with other data (``truncate_json``: not valid JSON any more);
-* ``retyped (…)``: the same data under another event type (a BOM on an ``event:`` line);
-* ``merged (…)``: run into its neighbour(s) as one event (``drop_blank_line``): every event
-  of the merge is damaged, the one whose blank line was dropped and the one it ran into;
-* ``lost (…)``: nothing dispatched for it (a BOM on its only ``data:`` line): the client's
-  decoder skips it without an error;
-* ``unfinished (…)``: the response ended (or stalled for good) inside it, so it was never
-  dispatched;
-
-the parenthesis naming the corruption(s) applied to it. An event whose blank line was dropped
-is recorded when the client's decoder dispatches it, which is when the next block ends.
-
-Delegated actions: an engine that carries out some actions on the wire itself (toxiproxy holds
-a stalled stream and slices a dripped one in its own process) names them in ``delegated``. The
-shaper still decides *when* they fire and yields their :class:`Fired` at exactly that point of
-the byte stream, but leaves the bytes alone: it neither swallows, paces nor splits them.
-"""
+"""The :class:`Shaper`: the fault logic for one response body (see
+:mod:`streamproof.faults.shaper`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Final, Literal
 
 from streamproof.core.durations import TimeScale
-from streamproof.faults.actions import (
-    CrOnly,
-    drop_blank_line,
-    insert_bom,
-    split_pieces,
-    truncate_json,
-)
+from streamproof.faults.actions import CrOnly, corrupt_event, split_pieces
 from streamproof.faults.plan import CorruptKind, Fault, Trigger
+from streamproof.faults.shaper.damage import Damage
+from streamproof.faults.shaper.ops import Finish, Fired, Forwarded, Op, Sleep, Write
 from streamproof.protocol.sse import Block, Decoder
 
-__all__ = ["Finish", "Fired", "Forwarded", "Op", "Shaper", "Sleep", "Write"]
+__all__ = ["Shaper"]
 
 _EARLY: Final = 0.001
 """Seconds by which a timer may wake early and still count as due."""
-
-
-@dataclass(frozen=True, slots=True)
-class Write:
-    data: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class Sleep:
-    seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class Fired:
-    index: int
-    fault: Fault
-    trigger: Trigger
-    note: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Forwarded:
-    """An event or a comment line went downstream (recorded after its bytes were written)."""
-
-    kind: Literal["event", "comment"]
-    event_index: int | None
-    detail: str
-    damage: str | None = None
-    """How a corruption changed this event as a spec decoder reads it (see the module
-    docstring); ``None``: it arrived as sent."""
-
-
-@dataclass(slots=True)
-class _Sent:
-    """An upstream block written downstream, waiting for the client's decoder to dispatch it
-    (only once a corruption has fired)."""
-
-    block: Block
-    event_index: int | None
-    end: int
-    """Bytes written downstream (since tracking began) when its last byte went out."""
-    corrupted: tuple[str, ...]
-    """The corruptions applied to its bytes."""
-
-
-@dataclass(frozen=True, slots=True)
-class Finish:
-    how: Literal["clean", "fin", "rst"]
-    index: int
-
-
-Op = Write | Sleep | Fired | Forwarded | Finish
 
 
 class Shaper:
@@ -198,11 +71,8 @@ class Shaper:
         self._block_start_cr = False  # the last block ended with a CR
         self._drop_lf = False  # drop an LF that would complete a CR removed by drop_blank_line
         # Damage tracking (after a corruption fired): what the client's decoder reads.
-        self._down: Decoder | None = None
+        self._down: Damage | None = None
         self._down_soon = False  # start tracking at the next block boundary
-        self._down_written = 0
-        self._down_blocks: list[Block] = []
-        self._sent: list[_Sent] = []
         self._just_corrupted: tuple[str, ...] = ()
 
     # --- state the proxy reads -----------------------------------------------------------------
@@ -352,8 +222,7 @@ class Shaper:
             self.events += 1
             index = self.events
         if self._down is not None:
-            self._sent.append(_Sent(block, index, self._down_written, corrupted))
-            self._resolve()
+            self._down.sent(block, index, corrupted)
             return
         if index is not None:
             assert block.event is not None
@@ -368,62 +237,20 @@ class Shaper:
 
     def _track(self) -> None:
         """Decode what goes downstream from here (a block boundary) on."""
-        self._down = Decoder(mid_stream=self.offset > 0, after_cr=self._block_start_cr)
+        self._down = Damage(
+            self._records, mid_stream=self.offset > 0, after_cr=self._block_start_cr
+        )
 
     def _downstream(self, data: bytes) -> None:
         """``data`` went (is going) downstream: the client's decoder reads it."""
-        if self._down is not None and data:
-            self._down_written += len(data)
-            self._down_blocks.extend(self._down.feed_blocks(data))
-
-    def _resolve(self) -> None:
-        """Record the written blocks the client's decoder has dispatched, in order."""
-        while self._down_blocks and self._sent:
-            down = self._down_blocks[0]
-            if self._sent[-1].end < down.end:
-                return  # the block that ends there is not recorded yet
-            self._down_blocks.pop(0)
-            count = 0
-            while count < len(self._sent) and self._sent[count].end <= down.end:
-                count += 1
-            if count:
-                matched, self._sent = self._sent[:count], self._sent[count:]
-                self._emit(matched, down)
-
-    def _emit(self, matched: list[_Sent], down: Block | None, why: str = "") -> None:
-        events = [m for m in matched if m.block.event is not None]
-        kinds = ", ".join(dict.fromkeys(k for m in matched for k in m.corrupted)) or "corrupt"
-        for m in matched:
-            event = m.block.event
-            if event is None:
-                self._records.extend(Forwarded("comment", None, c) for c in m.block.comments)
-                continue
-            got = down.event if down is not None else None
-            damage: str | None
-            if down is None:
-                damage = f"unfinished ({kinds}): {why}, so it was never dispatched"
-            elif len(events) > 1:
-                others = ", ".join(str(e.event_index) for e in events if e is not m)
-                damage = f"merged ({kinds}): dispatched as one event with event(s) {others}"
-            elif got is None:
-                damage = f"lost ({kinds}): the client's decoder dispatched nothing for it"
-            elif got.data != event.data:
-                damage = f"altered ({kinds}): dispatched with other data"
-            elif got.type != event.type:
-                damage = f"retyped ({kinds}): the same data as event type {got.type!r}"
-            else:
-                damage = None
-            self._records.append(Forwarded("event", m.event_index, event.type, damage))
+        if self._down is not None:
+            self._down.written(data)
 
     def _settle(self, why: str) -> None:
         """No more bytes will reach the client: what its decoder has not dispatched never
         will be."""
-        if self._down is None:
-            return
-        self._resolve()
-        if self._sent:
-            matched, self._sent = self._sent, []
-            self._emit(matched, None, why)
+        if self._down is not None:
+            self._down.settle(why)
 
     def _flush(self) -> Iterator[Op]:
         if self._out:
@@ -516,15 +343,8 @@ class Shaper:
         CR whose LF (still to come) must be dropped."""
         # Held bytes start at the previous block's end; when that block ended in a CR whose LF
         # came in a later chunk, they start with that LF, and a BOM must go after it.
-        dangling_cr = False
         self._just_corrupted = tuple(self._corrupt_next)
-        for kind in self._corrupt_next:
-            if kind == "drop_blank_line":
-                data, dangling_cr = drop_blank_line(data)
-            elif kind == "truncate_json":
-                data = truncate_json(data)
-            elif kind == "bom":
-                data = insert_bom(data, after_cr)
+        data, dangling_cr = corrupt_event(data, self._corrupt_next, after_cr)
         self._corrupt_next.clear()
         return data, dangling_cr
 
