@@ -211,25 +211,42 @@ def _in_session(sid: int) -> list[int]:
 def test_ctrl_c_stops_the_search_and_leaves_no_process(tmp_path: Path) -> None:
     import os
     import signal
+    import threading
     import time
 
     out = str(tmp_path)
     proc = subprocess.Popen(
         [*CLI, "explore", str(HAPPY), "--bug", "no-watchdog", "--seed", "5", "--out", out],
         cwd=ROOT,
-        stdout=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
     )
+    lines: list[str] = []
+    searching = threading.Event()
+
+    def read_stderr() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            if line.startswith("explore: "):  # the search's progress: an example runs
+                searching.set()
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
     try:
-        time.sleep(4.0)  # the environment has started and an example runs
+        # Ctrl-C once the search runs, not while the command still imports (a busy machine
+        # takes seconds to get there): what is tested is stopping a search.
+        assert searching.wait(timeout=120), "".join(lines)
         assert proc.poll() is None
         proc.send_signal(signal.SIGINT)
-        _out, err = proc.communicate(timeout=60)
+        proc.wait(timeout=60)
+        reader.join(timeout=10)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+    err = "".join(lines)
     assert proc.returncode == 128 + signal.SIGINT, err
     assert "interrupted" in err
     deadline = time.monotonic() + 5
