@@ -411,7 +411,7 @@ class _Tally:
         self.error_files: list[str] = []
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        from streamproof.plugin import ScenarioItem
+        from streamproof.plugin.items import ScenarioItem
 
         self.collected += sum(1 for node in report.result if isinstance(node, ScenarioItem))
         if report.failed:
