@@ -1,6 +1,6 @@
-"""What the streamproof plugin's modules share (:mod:`streamproof.plugin`,
-:mod:`streamproof.plugin.xdist`): the session's stash key and which files hold scenarios.
-Cheap to import: pytest and the standard library only."""
+"""What the streamproof plugin's modules share (the modules of :mod:`streamproof.plugin`):
+the session's stash keys and which files hold scenarios. Cheap to import: pytest and the
+standard library only."""
 
 from __future__ import annotations
 
@@ -13,7 +13,14 @@ import pytest
 if TYPE_CHECKING:
     from streamproof.plugin.session import HarnessSession
 
-__all__ = ["KINDS_KEY", "SESSION_KEY", "SUITE_FOLDERS_KEY", "is_scenario_file"]
+__all__ = [
+    "COLLECTED_FILES_KEY",
+    "KINDS_KEY",
+    "SCENARIOS_KEY",
+    "SESSION_KEY",
+    "SUITE_FOLDERS_KEY",
+    "is_scenario_file",
+]
 
 SESSION_KEY: pytest.StashKey[HarnessSession] = pytest.StashKey()
 """The session's :class:`~streamproof.plugin.session.HarnessSession` (made when a scenario first
@@ -22,6 +29,10 @@ KINDS_KEY: pytest.StashKey[list[str]] = pytest.StashKey()
 """The scenario kinds the session selected, in the order their first scenario comes."""
 SUITE_FOLDERS_KEY: pytest.StashKey[list[Path]] = pytest.StashKey()
 """The bundled suite folders ``--streamproof-suite`` added to the collection."""
+COLLECTED_FILES_KEY: pytest.StashKey[int] = pytest.StashKey()
+"""How many scenario files the session collected."""
+SCENARIOS_KEY: pytest.StashKey[int] = pytest.StashKey()
+"""How many scenario items the session selected (after ``-k`` and ``-m``)."""
 
 
 def is_scenario_file(path: Path, config: pytest.Config) -> bool:

@@ -214,7 +214,7 @@ def test_known_failures_beside_a_target_error_still_exit_as_a_target_error(
     tmp_path: Path,
 ) -> None:
     """Exit 3 means no MUST was judged broken; a known failure is not a new one."""
-    from streamproof.cli import _only_target_errors
+    from streamproof.cli.run_reports import only_target_errors
 
     def results(*verdicts: dict[str, str]) -> Path:
         path = tmp_path / "results.json"
@@ -230,6 +230,6 @@ def test_known_failures_beside_a_target_error_still_exit_as_a_target_error(
 
     known = {"requirement": "GW-AUTH", "outcome": "fail", "baseline": "ticket 1"}
     new = {"requirement": "GW-DISPOSE", "outcome": "fail"}
-    assert _only_target_errors(results()) is True
-    assert _only_target_errors(results(known)) is True
-    assert _only_target_errors(results(known, new)) is False
+    assert only_target_errors(results()) is True
+    assert only_target_errors(results(known)) is True
+    assert only_target_errors(results(known, new)) is False

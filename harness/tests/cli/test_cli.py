@@ -222,16 +222,16 @@ def test_no_path_means_the_bundled_suites_not_a_scenarios_folder_here(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from streamproof.cli import _default_paths
+    from streamproof.cli.paths import default_paths
 
     monkeypatch.chdir(tmp_path)
-    assert _default_paths() == [str(bundled)]
+    assert default_paths() == [str(bundled)]
     assert capsys.readouterr().err == ""
     (tmp_path / "scenarios").mkdir()
-    assert _default_paths() == [str(bundled)]
+    assert default_paths() == [str(bundled)]
     assert "not the scenarios/ folder here (name it to run it" in capsys.readouterr().err
     monkeypatch.chdir(bundled.parent)  # the repository: its scenarios/ folder is the bundled one
-    assert _default_paths() == [str(bundled)]
+    assert default_paths() == [str(bundled)]
     assert capsys.readouterr().err == ""
 
 

@@ -76,5 +76,5 @@ def test_the_plugin_names_the_default_time_scale() -> None:
 
     from streamproof.core.durations import DEFAULT_TIME_SCALE
 
-    plugin = Path(__file__).resolve().parents[2] / "streamproof" / "plugin" / "__init__.py"
+    plugin = Path(__file__).resolve().parents[2] / "streamproof" / "plugin" / "options.py"
     assert f"(default {DEFAULT_TIME_SCALE})" in plugin.read_text(encoding="utf-8")

@@ -13,10 +13,10 @@ one test not marked ``slow`` loads it, that is when it is
   ``__init__`` counts with its lazy exports, the imports inside its functions); or
 - named in such a test module as a dotted string ``streamproof.…`` (``python -m streamproof.x``,
   ``-p streamproof.x``, a monkeypatch target): a module the test runs or patches by name; or
-- imported inside a function of a *program* so loaded: ``streamproof.cli`` (its subcommands are
-  imported when they run, so that the CLI starts fast) and the modules a fast test names as
-  strings (what it runs with ``python -m``); one level deep, not those modules' own lazy
-  imports.
+- imported inside a function of a *program* so loaded: ``streamproof.cli`` and its subcommand
+  modules (what a subcommand runs is imported when it runs, so that the CLI starts fast) and
+  the modules a fast test names as strings (what it runs with ``python -m``); one level deep,
+  not those modules' own lazy imports.
 
 It is a measure of reach, not of lines: a module loaded only as another's dependency counts.
 It catches what the tiering can lose: a module whose every test is slow.
@@ -145,8 +145,9 @@ def side_of_tests(path: Path) -> SideOfTests:
 
 
 PROGRAMS = frozenset({"streamproof.cli"})
-"""Product modules whose functions' imports count once the module is loaded (besides the ones
-a fast test names as strings): their lazy imports are what their commands run."""
+"""Product modules whose functions' imports count once the module is loaded, and so do those of
+the modules of these packages (besides the ones a fast test names as strings): their lazy
+imports are what their commands run."""
 
 
 def product_imports(path: Path, program: bool = False) -> set[str]:
@@ -185,7 +186,8 @@ def loaded_by_fast_tests() -> frozenset[str]:
         loaded.add(name)
         parts = name.split(".")
         todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # its packages
-        todo += [t for t in product_imports(products[name], name in programs) if t in products]
+        program = name in programs or name.rpartition(".")[0] in PROGRAMS
+        todo += [t for t in product_imports(products[name], program) if t in products]
     return frozenset(loaded)
 
 

@@ -1,0 +1,72 @@
+"""``streamproof mutants``: the suites against every seeded defect, and the matrix
+(:mod:`streamproof.mutants.matrix`) printed and written to ``mutants.json``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from streamproof.cli.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+
+NAME = "mutants"
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "mutants", help="run the suite against every seeded defect and print the matrix"
+    )
+    parser.add_argument(
+        "--suite",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="only this reference and its mutants (gateway, gateway-ag-ui, gateway-ai-sdk-ui, "
+        "gateway-ag-ui-detach, a2a-client); repeatable",
+    )
+    parser.add_argument("--only", metavar="NAME", action="append", default=[])
+    parser.add_argument("--jobs", metavar="N", type=int, default=2)
+    parser.add_argument("--time-scale", metavar="F", type=float, default=None)
+    parser.add_argument("--report-dir", metavar="DIR", default="reports")
+
+
+def run(args: argparse.Namespace) -> int:
+    from streamproof.mutants.matrix import default_suites, durations_of_matrix, run_matrix
+
+    suites = default_suites()
+    names = [suite.name for suite in suites]
+    strange = [name for name in args.suite if name not in names]
+    if strange:
+        print(
+            f"--suite {', '.join(strange)}: unknown; choose from {', '.join(names)}",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    if args.suite:
+        suites = [suite for suite in suites if suite.name in args.suite]
+    known = {bug for suite in suites for bug in suite.intended}
+    unknown = [name for name in args.only if name not in known]
+    if unknown:
+        print(
+            f"--only {', '.join(unknown)}: unknown; choose from {', '.join(sorted(known))}",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    if args.jobs < 1:
+        print("--jobs must be at least 1", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    report_dir = Path(args.report_dir)
+    matrix = run_matrix(
+        suites,
+        only=args.only,
+        jobs=args.jobs,
+        time_scale=args.time_scale,
+        # The last matrix's walls order the runs longest first.
+        durations=durations_of_matrix(report_dir / "mutants.json"),
+    )
+    print(matrix.render())
+    report_dir.mkdir(parents=True, exist_ok=True)
+    (report_dir / "mutants.json").write_text(json.dumps(matrix.to_json(), indent=2) + "\n")
+    print(f"streamproof: matrix in {report_dir / 'mutants.json'}")
+    return EXIT_OK if matrix.ok else EXIT_FAILED
