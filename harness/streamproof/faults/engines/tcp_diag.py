@@ -8,7 +8,8 @@ that is what reached the client.
 
 One exact lookup per call (an ``inet_diag`` request for one 4-tuple over a netlink socket,
 about 20 µs). Nothing here changes any socket. Elsewhere than Linux, or where netlink is not
-allowed, :func:`available` is false and callers fall back to waiting.
+allowed, :func:`available` is false and the toxiproxy engine does not lower that shared limit
+(it cuts by closing the connection behind toxiproxy instead).
 """
 
 from __future__ import annotations

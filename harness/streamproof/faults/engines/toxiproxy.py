@@ -56,11 +56,21 @@ How each plan item is carried out (``catalog.TOXIPROXY`` declares the same):
   terminator), and matching on method/path/rpc/occurrence are rejected (catalog).
 
 Per proxy, not per connection. Toxics act on every connection of the link, so drip, split and
-delay toxics pace every response on it. Cuts are exact per connection: every write on the link
-waits while one is made, and a connection further along than the cut point is first seen
-delivered (the kernel's count of bytes the client acknowledged on toxiproxy's socket,
+delay toxics pace every response on it. Cuts are exact per connection. Toxiproxy's
+``limit_data`` closes a connection when a chunk it forwards brings that connection's count to
+the limit, and never otherwise, so while the limit is lowered for one cut: no byte reaches
+toxiproxy on any other connection of the link (each recorder connection holds whatever is
+written on it, the chunked terminator aiohttp writes itself included, until the limit is put
+back), and every other connection at or past the cut offset is first seen delivered (the
+kernel's count of bytes the client acknowledged on toxiproxy's socket,
 :mod:`~streamproof.faults.engines.tcp_diag`, paired with the connection through toxiproxy's
-``Accepted client`` log lines), so the lowered limit closes only the connection at hand.
+``Accepted client`` log lines): a chunk of it still on its way would reach the limit. Where
+that cannot be seen (no sock_diag, no log pairing, or a client that does not read for 5 s),
+the shared limit is not lowered: the recorder closes its side of the connection at hand and
+toxiproxy, reading the end, closes the client's socket after the same bytes (a FIN, or an RST
+on an armed connection); the ``end`` record says so. The ``end`` of a cut is recorded before
+the limit is lowered: toxiproxy may close the connection at once (its own last bytes still on
+their way fill the limit), and the recorder must not take that close for the client leaving.
 
 Records (``events``) mean what they mean inline (:mod:`streamproof.faults.records`): they come from
 the recorder, and since a cut lets through exactly the bytes written before it, an event is
@@ -123,8 +133,6 @@ _DRAIN_TIMEOUT: Final = 5.0
 """Seconds to wait for a connection's written bytes to be acknowledged by the client."""
 _CLOSE_TIMEOUT: Final = 5.0
 """Seconds to wait for toxiproxy to close a connection it was told to cut."""
-_SETTLE: Final = 0.05
-"""Where delivery cannot be observed (no sock_diag, no log pairing): a pause instead."""
 _LOOPBACK: Final = frozenset({"127.0.0.1", "localhost"})
 
 
@@ -409,13 +417,13 @@ class ToxiproxyLink:
 
     async def _drained(self, wires: Iterable[Wire]) -> bool:
         """Wait until the client has acknowledged every byte written on ``wires`` (or the
-        connection is gone); False if that could not be seen (then after a short pause)."""
+        connection is gone); False if that cannot be seen (no sock_diag, no log pairing) or is
+        not seen within the timeout."""
         pending = [w for w in wires if w.written and not w.closed.is_set()]
         if not pending:
             return True
         listen = self._listen
         if listen is None or not tcp_diag.available():
-            await asyncio.sleep(_SETTLE)
             return False
         loop = asyncio.get_running_loop()
         deadline = loop.time() + _DRAIN_TIMEOUT
@@ -467,21 +475,57 @@ class ToxiproxyLink:
     async def _cut_now(
         self, ex: _Exchange, wire: Wire, ended: EndHow, detail: str, fault: FaultRef
     ) -> None:
-        # A connection further along than this cut would be closed by the lowered limit if it
-        # still had bytes on their way through toxiproxy.
-        others = (w for w in self._recorder.wires.values() if w is not wire)
-        await self._drained(w for w in others if w.written > wire.written)
-        await self._set_cut(wire.written)
+        # Exact per connection (the module docstring): nothing reaches toxiproxy on another
+        # connection while the limit is low, and one at or past this offset is first seen to
+        # have nothing on its way; if that cannot be seen, the limit is left alone.
+        self._recorder.hold(keep=wire)
         try:
+            ahead = [
+                w
+                for w in self._recorder.wires.values()
+                if w is not wire and w.written >= wire.written
+            ]
+            if not await self._drained(ahead):
+                _log.info(
+                    "link %s: another connection is at or past byte %d with bytes not seen "
+                    "delivered; toxiproxy's shared limit would cut it too, so the recorder "
+                    "closes connection %d itself",
+                    self.link,
+                    wire.written,
+                    wire.connection,
+                )
+                detail += (
+                    "; toxiproxy closed it when the recorder closed its side (another "
+                    "connection was at or past this byte with bytes not seen delivered, which "
+                    "its shared limit would have cut too)"
+                )
+                self._recorder.record_end(ex, ended, detail, fault)
+                wire.close()
+                await self._closed(wire)
+                return
+            # Recorded first: if this connection's own last bytes are still on their way,
+            # toxiproxy closes it as soon as the limit is in place, and the recorder may see
+            # that close before the API's answer (it would take it for the client leaving).
             self._recorder.record_end(ex, ended, detail, fault)
-            wire.poke()
             try:
-                await asyncio.wait_for(wire.closed.wait(), _CLOSE_TIMEOUT)
-            except TimeoutError:
-                _log.warning("link %s: toxiproxy did not cut a connection; closing it", self.link)
-                wire.abort()
+                try:
+                    await self._set_cut(wire.written)
+                except BaseException:
+                    wire.close()  # the cut recorded still happens, after the same bytes
+                    raise
+                wire.poke()
+                await self._closed(wire)
+            finally:
+                await self._set_cut(NO_LIMIT)
         finally:
-            await self._set_cut(NO_LIMIT)
+            self._recorder.release()
+
+    async def _closed(self, wire: Wire) -> None:
+        try:
+            await asyncio.wait_for(wire.closed.wait(), _CLOSE_TIMEOUT)
+        except TimeoutError:
+            _log.warning("link %s: toxiproxy did not cut a connection; closing it", self.link)
+            wire.abort()
 
     async def fired(self, ex: _Exchange, op: Fired) -> None:
         """A fault fired mid-response: record it, and carry out a delegated action."""

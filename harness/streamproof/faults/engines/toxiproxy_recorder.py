@@ -35,39 +35,81 @@ class RecorderOwner(Protocol):
 
 
 class Wire(asyncio.Transport):
-    """A recorder connection's transport (its peer is toxiproxy), counting the bytes written."""
+    """A recorder connection's transport (its peer is toxiproxy), counting the bytes written.
 
-    def __init__(self, inner: asyncio.Transport, *, armed: bool) -> None:
+    While held (:meth:`hold`), nothing reaches toxiproxy: writes, the end of the body and a
+    close wait, in order, until :meth:`release`. A cut on another connection of the link holds
+    this one, because toxiproxy's lowered limit would end any connection whose bytes reached it
+    meanwhile, whatever path wrote them (aiohttp writes the chunked terminator and its own error
+    pages without the recorder's write hook)."""
+
+    def __init__(self, inner: asyncio.Transport, *, armed: bool, held: bool = False) -> None:
         super().__init__()
         self._inner = inner
         self.armed = armed
         """Whether toxiproxy had ``reset_peer`` armed when this connection started."""
         self.written = 0
-        """Bytes written on the connection since it opened: toxiproxy's limit_data count."""
+        """Bytes handed to toxiproxy on the connection since it opened (held ones are not):
+        toxiproxy's limit_data count once they have gone through it."""
         self.connection = -1
         self.closed = asyncio.Event()
+        self._held: list[bytes | Literal["eof", "close"]] | None = [] if held else None
+        self._closing = False
 
     def poke(self) -> None:
         """One byte past a cut: toxiproxy's limit_data drops it and closes at once."""
         if not self._inner.is_closing():
             self._inner.write(b"\0")
 
+    def hold(self) -> None:
+        """Keep what is written from toxiproxy until :meth:`release`."""
+        if self._held is None:
+            self._held = []
+
+    def release(self) -> None:
+        """Hand toxiproxy what was held, in the order it came."""
+        held, self._held = self._held, None
+        for item in held or ():
+            if item == "eof":
+                self._inner.write_eof()
+            elif item == "close":
+                self._inner.close()
+            elif isinstance(item, bytes):
+                self.written += len(item)
+                self._inner.write(item)
+
+    def lost(self) -> None:
+        """The connection is gone: what was held goes nowhere."""
+        self._held = None
+        self.closed.set()
+
     def write(self, data: bytes | bytearray | memoryview) -> None:
+        if self._held is not None:
+            self._held.append(bytes(data))
+            return
         self.written += len(data)
         self._inner.write(data)
 
     def writelines(self, list_of_data: Iterable[bytes | bytearray | memoryview]) -> None:
         chunks = list(list_of_data)
+        if self._held is not None:
+            self._held.extend(bytes(chunk) for chunk in chunks)
+            return
         self.written += sum(len(chunk) for chunk in chunks)
         self._inner.writelines(chunks)
 
     def is_closing(self) -> bool:
-        return self._inner.is_closing()
+        return self._closing or self._inner.is_closing()
 
     def close(self) -> None:
+        if self._held is not None:
+            self._closing = True
+            self._held.append("close")
+            return
         self._inner.close()
 
     def abort(self) -> None:
+        self._held = None  # an abort discards what is buffered, held bytes too
         self._inner.abort()
 
     def get_extra_info(self, name: str, default: Any = None) -> Any:
@@ -95,6 +137,9 @@ class Wire(asyncio.Transport):
         return self._inner.can_write_eof()
 
     def write_eof(self) -> None:
+        if self._held is not None:
+            self._held.append("eof")
+            return
         self._inner.write_eof()
 
     def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
@@ -118,9 +163,23 @@ class Recorder(InlineProxy):
         self._owner = owner
         self.wires: dict[int, Wire] = {}
         """The open connections, by connection id."""
+        self._holding = False
+
+    def hold(self, keep: Wire) -> None:
+        """Hold every connection but ``keep`` (:meth:`Wire.hold`), and those that open before
+        :meth:`release`."""
+        self._holding = True
+        for wire in self.wires.values():
+            if wire is not keep:
+                wire.hold()
+
+    def release(self) -> None:
+        self._holding = False
+        for wire in list(self.wires.values()):
+            wire.release()
 
     def _wrap_transport(self, transport: asyncio.BaseTransport) -> asyncio.BaseTransport:
-        return Wire(cast(asyncio.Transport, transport), armed=self._owner.armed)
+        return Wire(cast(asyncio.Transport, transport), armed=self._owner.armed, held=self._holding)
 
     def _connected(self, transport: asyncio.BaseTransport) -> None:
         super()._connected(transport)
@@ -132,7 +191,7 @@ class Recorder(InlineProxy):
         super()._disconnected(transport, exc)
         if isinstance(transport, Wire):
             self.wires.pop(transport.connection, None)
-            transport.closed.set()
+            transport.lost()
 
     def busy(self, wire: Wire) -> bool:
         return any(ex.transport is wire for ex in self._active)

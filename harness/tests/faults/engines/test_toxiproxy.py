@@ -18,8 +18,9 @@ import socket
 import stat
 import subprocess
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from pathlib import Path
+from typing import Any, cast
 
 import aiohttp
 import pytest
@@ -36,7 +37,9 @@ from harness.tests.faults.engines.test_conformance import (
 from streamproof.faults.engines import EngineUnavailable, open_engine, tcp_diag
 from streamproof.faults.engines import toxiproxy_server as server_module
 from streamproof.faults.engines.toxiproxy import ToxiproxyEngine, ToxiproxyError, ToxiproxyLink
+from streamproof.faults.engines.toxiproxy_recorder import Wire
 from streamproof.faults.engines.toxiproxy_server import ToxiproxyAPI, find_binary
+from streamproof.faults.engines.toxiproxy_toxics import CUT, NO_LIMIT
 from streamproof.faults.plan import parse_plan
 
 ROOT = Path(__file__).resolve().parents[4]
@@ -403,6 +406,212 @@ async def test_a_cut_on_one_connection_leaves_the_others_on_the_link_alone(
     await link.wait_quiet(5)
     ends = sorted((e.how, e.by) for e in link.events if e.kind == "end")
     assert ends == [("clean", "upstream")] * 2 + [("fin", "proxy")] * 2
+
+
+class Late:
+    """A recorder connection's socket whose writes are kept back while ``keeping``: the bytes
+    are still on their way to toxiproxy. Makes the window between a write and toxiproxy
+    forwarding it as wide as a test needs."""
+
+    def __init__(self, inner: asyncio.Transport) -> None:
+        self._inner = inner
+        self.keeping = False
+        self._kept: list[bytes] = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if self.keeping:
+            self._kept.append(bytes(data))
+        else:
+            self._inner.write(data)
+
+    def writelines(self, chunks: Iterable[bytes | bytearray | memoryview]) -> None:
+        for chunk in chunks:
+            self.write(chunk)
+
+    def release(self) -> None:
+        self.keeping = False
+        for data in self._kept:
+            self._inner.write(data)
+        self._kept.clear()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def late_sockets(link: ToxiproxyLink, monkeypatch: pytest.MonkeyPatch) -> list[Late]:
+    """Every recorder connection of ``link`` from now on is a :class:`Late`, in accept order."""
+    recorder = link._recorder
+    wrap = recorder._wrap_transport
+    made: list[Late] = []
+
+    def late_wrap(transport: asyncio.BaseTransport) -> asyncio.BaseTransport:
+        made.append(Late(cast(asyncio.Transport, transport)))
+        return wrap(cast(asyncio.Transport, made[-1]))
+
+    monkeypatch.setattr(recorder, "_wrap_transport", late_wrap)
+    return made
+
+
+def on_lowered_limit(
+    engine: ToxiproxyEngine,
+    monkeypatch: pytest.MonkeyPatch,
+    then: Callable[[], Coroutine[Any, Any, None]],
+) -> None:
+    """Run ``then`` once toxiproxy has answered a call lowering a cut limit, before the engine
+    reads the answer."""
+    api = engine.api
+    real = api.call
+
+    async def call(method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        answer = await real(method, path, body)
+        if method == "PATCH" and path.endswith(f"/toxics/{CUT}") and body is not None:
+            if body["attributes"]["bytes"] != NO_LIMIT:
+                await then()
+        return answer
+
+    monkeypatch.setattr(api, "call", call)
+
+
+@on_module_loop
+async def test_a_cut_is_the_proxys_even_if_toxiproxy_closes_before_its_api_answers(
+    engine: ToxiproxyEngine, link: ToxiproxyLink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connection's own last bytes reach toxiproxy only once the limit is lowered, so
+    toxiproxy closes the connection at once (no poke needed), and the recorder sees the close
+    before the API's answer: the end is still the proxy's cut, not a client leaving."""
+    lates = late_sockets(link, monkeypatch)
+
+    async def deliver_then_wait_for_the_close() -> None:
+        lates[0].release()
+        await until(lambda: link.open_connections == 0)
+
+    on_lowered_limit(engine, monkeypatch, deliver_then_wait_for_the_close)
+    plan(link, {"when": {"after_event": 3}, "do": "fin"})
+    connection = await RawConnection.open(link.base_url)
+    try:
+        await until(lambda: len(lates) == 1)
+        lates[0].keeping = True
+        response, how = await connection.get("/sse?n=6&gap=0.005")
+    finally:
+        connection.close()
+    assert how == "eof"
+    assert b"".join(chunks_of(response)[1]) == ev(1) + ev(2) + ev(3)
+    await link.wait_quiet(5)
+    ends = [(e.how, e.by) for e in link.events if e.kind == "end"]
+    assert ends == [("fin", "proxy")]
+
+
+@on_module_loop
+async def test_a_cut_waits_for_a_connection_at_its_offset_with_bytes_on_their_way(
+    engine: ToxiproxyEngine, link: ToxiproxyLink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two keep-alive connections at the same wire offset: the second response of ``behind``
+    (two events, then a pause) and the cut of ``cut`` after event 3. If ``behind``'s last bytes
+    reached toxiproxy while the lowered limit is in place, they would fill it and toxiproxy
+    would close ``behind`` too; the engine first sees them delivered."""
+    if not tcp_diag.available():
+        pytest.skip("sock_diag is not available here (not Linux, or netlink not allowed)")
+    lates = late_sockets(link, monkeypatch)
+    acked = tcp_diag.bytes_acked
+
+    def bytes_acked(local: tuple[str, int], remote: tuple[str, int]) -> int | None:
+        lates[0].release()  # the bytes on their way arrive, however long that takes
+        return acked(local, remote)
+
+    async def arrive_now() -> None:
+        # If the engine did not wait, they go through toxiproxy while the limit is low.
+        lates[0].release()
+        await until(lambda: ev(2) in behind.received)
+
+    monkeypatch.setattr(tcp_diag, "bytes_acked", bytes_acked)
+    on_lowered_limit(engine, monkeypatch, arrive_now)
+    plan(link, {"when": {"after_event": 3}, "do": "fin"})
+    behind = await RawConnection.open(link.base_url)
+    cut = await RawConnection.open(link.base_url)
+    try:
+        first, how = await behind.get("/sse?n=1")
+        assert how == "complete" and len(lates) == 2
+        lates[0].keeping = True
+        second = asyncio.ensure_future(behind.get("/sse?n=3&pause_after=2&pause=2"))
+        await until(lambda: sum(e.kind == "event" and e.request == 1 for e in link.events) == 2)
+        empty, how = await cut.get("/sse?n=0")
+        assert how == "complete"
+        cut_response, how = await cut.get("/sse?n=6&gap=0.005")
+        assert how == "eof"
+        behind_response, how = await second
+    finally:
+        behind.close()
+        cut.close()
+    assert b"".join(chunks_of(behind_response)[1]) == ev(1) + ev(2) + ev(3)
+    event_3 = f"{len(ev(3)):x}\r\n".encode() + ev(3) + b"\r\n"
+    at_the_cut = len(first) + behind_response.index(event_3)
+    assert cut_offset(link) == len(empty) + len(cut_response) == at_the_cut  # the premise
+    await link.wait_quiet(5)
+    ends = sorted((e.how, e.by) for e in link.events if e.kind == "end")
+    assert ends == [("clean", "upstream")] * 2 + [("fin", "proxy")] * 2
+
+
+@on_module_loop
+async def test_where_delivery_cannot_be_seen_the_recorder_closes_the_connection_itself(
+    link: ToxiproxyLink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without sock_diag the engine cannot know that a connection further along has nothing on
+    its way through toxiproxy, so it does not lower the shared limit: the recorder closes its
+    side of the connection to cut, toxiproxy closes the client's after the same bytes, and the
+    end says so. The other connections are left alone, as with the limit."""
+    monkeypatch.setattr(tcp_diag, "available", lambda: False)
+    plan(link, {"when": {"after_event": 3}, "do": "fin"})
+    async with Client("aiohttp", 2.0) as a, Client("httpx", 2.0) as b:
+        warm = await b.fetch(link.base_url, Request("/sse?n=2"))
+        assert warm.error is None
+        slow = asyncio.ensure_future(b.fetch(link.base_url, Request("/sse?n=8&gap=0.08")))
+        fast = await a.fetch(link.base_url, Request("/sse?n=8&gap=0.002"))
+        behind = await slow
+    assert fast.ns == [1, 2, 3] and isinstance(fast.error, aiohttp.ClientPayloadError)
+    assert behind.ns == [1, 2, 3] and behind.error is not None
+    await link.wait_quiet(5)
+    ends = [e for e in link.events if e.kind == "end"]
+    assert sorted((e.how, e.by) for e in ends) == [("clean", "upstream")] + [("fin", "proxy")] * 2
+    kept_alive = ends[0].connection  # warm's, then slow's
+    fast_end = next(e for e in ends if e.by == "proxy" and e.connection != kept_alive)
+    slow_end = next(e for e in ends if e.by == "proxy" and e.connection == kept_alive)
+    assert "the recorder closed its side" in fast_end.detail
+    assert "the recorder closed its side" not in slow_end.detail  # nothing was ahead of it
+
+
+class Socket(asyncio.Transport):
+    """What a held :class:`Wire` hands on, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[object] = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.calls.append(bytes(data))
+
+    def write_eof(self) -> None:
+        self.calls.append("eof")
+
+    def close(self) -> None:
+        self.calls.append("close")
+
+    def is_closing(self) -> bool:
+        return "close" in self.calls
+
+
+def test_a_held_wire_hands_nothing_to_toxiproxy_until_released() -> None:
+    """While another connection's cut has the limit low, a connection gets no byte from any
+    path: the chunked terminator aiohttp writes itself and a close wait too, in order."""
+    inner = Socket()
+    wire = Wire(inner, armed=False)
+    wire.write(b"abc")
+    wire.hold()
+    wire.writelines([b"de", b"f"])
+    wire.write_eof()
+    wire.close()
+    assert inner.calls == [b"abc"] and wire.written == 3 and wire.is_closing()
+    wire.release()
+    assert inner.calls == [b"abc", b"de", b"f", "eof", "close"] and wire.written == 6
 
 
 @on_module_loop
