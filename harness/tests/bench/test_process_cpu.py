@@ -25,7 +25,12 @@ def test_kinds_by_command_line() -> None:
 
 
 def test_a_grandchild_is_counted_with_its_cpu(capsys: pytest.CaptureFixture[str]) -> None:
-    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    # The burn, then a second alive and idle: a sampler that a busy machine kept waiting
+    # still sees the process after its burn (a process that is gone can no longer be read).
+    burn = (
+        "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+        "time.sleep(1.0)\n"
+    )
     parent = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {burn!r}])"
     code = process_cpu.main(["--interval", "0.05", "--", sys.executable, "-c", parent])
     assert code == 0
