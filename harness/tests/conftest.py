@@ -65,7 +65,7 @@ def require_toxiproxy() -> Path:
     the project's build in .tools/bin, or PATH), or skip (fail under STREAMPROOF_REQUIRE_ALL=1)
     without one."""
     from streamproof.faults.engines.link import EngineUnavailable
-    from streamproof.faults.engines.toxiproxy_server import find_binary
+    from streamproof.faults.engines.toxiproxy.server import find_binary
 
     try:
         return find_binary()

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from streamproof.cli import main
-from streamproof.faults.engines.toxiproxy_server import TOXIPROXY_VERSION
+from streamproof.faults.engines.toxiproxy.server import TOXIPROXY_VERSION
 
 ROOT = Path(__file__).resolve().parents[3]
 SCENARIOS = ROOT / "scenarios"

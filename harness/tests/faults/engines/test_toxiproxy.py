@@ -35,11 +35,11 @@ from harness.tests.faults.engines.test_conformance import (
     read_timeout,
 )
 from streamproof.faults.engines import EngineUnavailable, open_engine, tcp_diag
-from streamproof.faults.engines import toxiproxy_server as server_module
+from streamproof.faults.engines.toxiproxy import server as server_module
 from streamproof.faults.engines.toxiproxy import ToxiproxyEngine, ToxiproxyError, ToxiproxyLink
-from streamproof.faults.engines.toxiproxy_recorder import Wire
-from streamproof.faults.engines.toxiproxy_server import ToxiproxyAPI, find_binary
-from streamproof.faults.engines.toxiproxy_toxics import CUT, NO_LIMIT
+from streamproof.faults.engines.toxiproxy.recorder import Wire
+from streamproof.faults.engines.toxiproxy.server import ToxiproxyAPI, find_binary
+from streamproof.faults.engines.toxiproxy.toxics import CUT, NO_LIMIT
 from streamproof.faults.plan import parse_plan
 
 ROOT = Path(__file__).resolve().parents[4]

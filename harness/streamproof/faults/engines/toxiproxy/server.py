@@ -48,7 +48,7 @@ __all__ = [
 
 TOXIPROXY_VERSION: Final = "v2.12.0"
 BINARY_ENV: Final = "STREAMPROOF_TOXIPROXY"
-PROJECT_BINARY: Final = Path(__file__).resolve().parents[4] / ".tools" / "bin" / "toxiproxy-server"
+PROJECT_BINARY: Final = Path(__file__).resolve().parents[5] / ".tools" / "bin" / "toxiproxy-server"
 _USER_AGENT: Final = "streamproof"
 """The API answers 403 to a browser's User-Agent (``Mozilla/...``)."""
 _READY_TIMEOUT: Final = 10.0

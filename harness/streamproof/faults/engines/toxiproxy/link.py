@@ -6,7 +6,7 @@
                the fault happens here             decides when, counts, records
 
 Toxiproxy (Shopify's TCP proxy, v2.12.0, one server per harness session,
-:mod:`~streamproof.faults.engines.toxiproxy_server`) is what the client talks to, so every fault
+:mod:`~streamproof.faults.engines.toxiproxy.server`) is what the client talks to, so every fault
 reaches the client from a real TCP proxy: a FIN or RST from toxiproxy's socket, latency and
 slicing in its pipeline, a refused connection from its disabled listener. Its HTTP API is
 driven with aiohttp; toxiproxy-python was measured unfit (blocking ``requests``, one server per
@@ -14,7 +14,7 @@ process, no way to update a toxic; docs/explanation/wire-facts/engines.md §1).
 
 Why a recorder behind it. Toxiproxy sees bytes, not requests or events, and a toxic acts on
 every connection of a proxy. Behind it sits a recorder
-(:mod:`~streamproof.faults.engines.toxiproxy_recorder`): an
+(:mod:`~streamproof.faults.engines.toxiproxy.recorder`): an
 :class:`~streamproof.faults.engines.inline.InlineProxy` that runs the *same* plan with the same
 sans-IO :class:`~streamproof.faults.shaper.Shaper`, so each fault fires at the same point as on the
 inline engine (``on_response_headers``, after event N, after N body bytes, ``after``, ``idle``),
@@ -56,21 +56,8 @@ How each plan item is carried out (``catalog.TOXIPROXY`` declares the same):
   terminator), and matching on method/path/rpc/occurrence are rejected (catalog).
 
 Per proxy, not per connection. Toxics act on every connection of the link, so drip, split and
-delay toxics pace every response on it. Cuts are exact per connection. Toxiproxy's
-``limit_data`` closes a connection when a chunk it forwards brings that connection's count to
-the limit, and never otherwise, so while the limit is lowered for one cut: no byte reaches
-toxiproxy on any other connection of the link (each recorder connection holds whatever is
-written on it, the chunked terminator aiohttp writes itself included, until the limit is put
-back), and every other connection at or past the cut offset is first seen delivered (the
-kernel's count of bytes the client acknowledged on toxiproxy's socket,
-:mod:`~streamproof.faults.engines.tcp_diag`, paired with the connection through toxiproxy's
-``Accepted client`` log lines): a chunk of it still on its way would reach the limit. Where
-that cannot be seen (no sock_diag, no log pairing, or a client that does not read for 5 s),
-the shared limit is not lowered: the recorder closes its side of the connection at hand and
-toxiproxy, reading the end, closes the client's socket after the same bytes (a FIN, or an RST
-on an armed connection); the ``end`` record says so. The ``end`` of a cut is recorded before
-the limit is lowered: toxiproxy may close the connection at once (its own last bytes still on
-their way fill the limit), and the recorder must not take that close for the client leaving.
+delay toxics pace every response on it. Cuts are exact per connection
+(:mod:`~streamproof.faults.engines.toxiproxy.cuts` says how).
 
 Records (``events``) mean what they mean inline (:mod:`streamproof.faults.records`): they come from
 the recorder, and since a cut lets through exactly the bytes written before it, an event is
@@ -93,25 +80,20 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Callable, Coroutine, Iterable, Sequence
-from pathlib import Path
-from typing import Any, Final, Literal
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-import aiohttp
 import yarl
 
 from streamproof.core.durations import TimeScale
-from streamproof.faults.engines import tcp_diag
 from streamproof.faults.engines.catalog import engine_support
 from streamproof.faults.engines.inline_exchange import _Exchange
-from streamproof.faults.engines.toxiproxy_recorder import Recorder, Wire
-from streamproof.faults.engines.toxiproxy_server import (
-    ToxiproxyAPI,
+from streamproof.faults.engines.toxiproxy.cuts import Cuts
+from streamproof.faults.engines.toxiproxy.recorder import Recorder, Wire
+from streamproof.faults.engines.toxiproxy.server import (
     ToxiproxyError,
-    ToxiproxyServer,
-    find_binary,
 )
-from streamproof.faults.engines.toxiproxy_toxics import (
+from streamproof.faults.engines.toxiproxy.toxics import (
     ARM,
     CUT,
     DRIP,
@@ -125,14 +107,13 @@ from streamproof.faults.plan import Fault
 from streamproof.faults.records import EndHow, FaultRef, LinkEvent
 from streamproof.faults.shaper import Fired
 
-__all__ = ["ToxiproxyEngine", "ToxiproxyError", "ToxiproxyLink"]
+if TYPE_CHECKING:
+    from streamproof.faults.engines.toxiproxy.engine import ToxiproxyEngine
+
+__all__ = ["ToxiproxyLink"]
 
 _log = logging.getLogger(__name__)
 
-_DRAIN_TIMEOUT: Final = 5.0
-"""Seconds to wait for a connection's written bytes to be acknowledged by the client."""
-_CLOSE_TIMEOUT: Final = 5.0
-"""Seconds to wait for toxiproxy to close a connection it was told to cut."""
 _LOOPBACK: Final = frozenset({"127.0.0.1", "localhost"})
 
 
@@ -172,10 +153,8 @@ class ToxiproxyLink:
         """What the proxy has besides the cut toxic, as last set."""
         self._want_enabled = True
         self._want_static: dict[str, Toxic] = {}
-        self._cut_at = NO_LIMIT
         self._refused: tuple[int, float] | None = None
-        self._accepted: list[tuple[str, int]] = []
-        """Client addresses in the order toxiproxy accepted them (its log)."""
+        self._cuts = Cuts(link, self.proxy, self._recorder, lambda: engine.api)
         self._ops = asyncio.Lock()
         self._open = asyncio.Event()
         self._open.set()
@@ -220,6 +199,7 @@ class ToxiproxyLink:
             raise
         listen_host, _, listen_port = str(answer["listen"]).rpartition(":")
         self._listen = (listen_host, int(listen_port))
+        self._cuts.listen = self._listen
         self._engine.register(self)
         self._base_url = f"http://127.0.0.1:{self._listen[1]}"
         return self._base_url
@@ -285,13 +265,13 @@ class ToxiproxyLink:
         def remember(name: str, toxic: Toxic) -> Callable[[], None]:
             return lambda: self._toxics.__setitem__(name, toxic)
 
-        if self._cut_at != NO_LIMIT:
+        if self._cuts.limit != NO_LIMIT:
             calls.append(
                 (
                     "PATCH",
                     f"{base}/toxics/{CUT}",
                     {"attributes": {"bytes": NO_LIMIT}},
-                    lambda: setattr(self, "_cut_at", NO_LIMIT),
+                    lambda: setattr(self._cuts, "limit", NO_LIMIT),
                 )
             )
         for name, present in self._toxics.items():
@@ -365,29 +345,9 @@ class ToxiproxyLink:
     async def wait_quiet(self, timeout: float) -> bool:
         return await self._recorder.wait_quiet(timeout)
 
-    # --- toxiproxy's log -----------------------------------------------------------------------
-
     def on_log(self, entry: dict[str, Any]) -> None:
         """One of toxiproxy's log lines about this link's proxy."""
-        message, client = entry.get("message"), entry.get("client")
-        if not isinstance(client, str):
-            return
-        host, _, port = client.rpartition(":")
-        if not port.isdigit():
-            return
-        address = (host.strip("[]"), int(port))
-        if message == "Accepted client":
-            self._accepted.append(address)
-        elif message == "Unable to open connection to upstream" and address in self._accepted:
-            self._accepted.remove(address)  # no recorder connection for it
-
-    def _client_of(self, wire: Wire) -> tuple[str, int] | None:
-        """The client's address of a recorder connection: toxiproxy accepts a client, then
-        dials the recorder, one client at a time, so the nth accepted client is the nth
-        connection the recorder accepted."""
-        if 0 <= wire.connection < len(self._accepted):
-            return self._accepted[wire.connection]
-        return None
+        self._cuts.on_log(entry)
 
     # --- what toxiproxy does during a scenario -------------------------------------------------
 
@@ -415,46 +375,6 @@ class ToxiproxyLink:
         if not task.cancelled() and task.exception() is not None:
             _log.warning("link %s: toxiproxy operation failed: %s", self.link, task.exception())
 
-    async def _drained(self, wires: Iterable[Wire]) -> bool:
-        """Wait until the client has acknowledged every byte written on ``wires`` (or the
-        connection is gone); False if that cannot be seen (no sock_diag, no log pairing) or is
-        not seen within the timeout."""
-        pending = [w for w in wires if w.written and not w.closed.is_set()]
-        if not pending:
-            return True
-        listen = self._listen
-        if listen is None or not tcp_diag.available():
-            return False
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + _DRAIN_TIMEOUT
-        pause = 0.0005
-        while pending:
-            waiting = []
-            for wire in pending:
-                if wire.closed.is_set():
-                    continue
-                client = self._client_of(wire)
-                acked = None if client is None else tcp_diag.bytes_acked(listen, client)
-                if client is not None and (acked is None or acked >= wire.written):
-                    continue
-                waiting.append(wire)
-            pending = waiting
-            if not pending:
-                return True
-            if loop.time() >= deadline:
-                return False
-            await asyncio.sleep(pause)
-            pause = min(pause * 2, 0.01)
-        return True
-
-    async def _set_cut(self, limit: int) -> None:
-        self._cut_at = limit
-        await self._engine.api.call(
-            "PATCH", f"/proxies/{self.proxy}/toxics/{CUT}", {"attributes": {"bytes": limit}}
-        )
-        if limit == NO_LIMIT:
-            self._cut_at = NO_LIMIT
-
     async def cut(
         self, ex: _Exchange, how: Literal["fin", "rst"], detail: str, fault: FaultRef
     ) -> None:
@@ -470,62 +390,7 @@ class ToxiproxyLink:
                 if how == "rst"
                 else "; an RST: this connection started while toxiproxy had a reset armed"
             )
-        await self._exclusive(self._cut_now(ex, wire, ended, detail, fault))
-
-    async def _cut_now(
-        self, ex: _Exchange, wire: Wire, ended: EndHow, detail: str, fault: FaultRef
-    ) -> None:
-        # Exact per connection (the module docstring): nothing reaches toxiproxy on another
-        # connection while the limit is low, and one at or past this offset is first seen to
-        # have nothing on its way; if that cannot be seen, the limit is left alone.
-        self._recorder.hold(keep=wire)
-        try:
-            ahead = [
-                w
-                for w in self._recorder.wires.values()
-                if w is not wire and w.written >= wire.written
-            ]
-            if not await self._drained(ahead):
-                _log.info(
-                    "link %s: another connection is at or past byte %d with bytes not seen "
-                    "delivered; toxiproxy's shared limit would cut it too, so the recorder "
-                    "closes connection %d itself",
-                    self.link,
-                    wire.written,
-                    wire.connection,
-                )
-                detail += (
-                    "; toxiproxy closed it when the recorder closed its side (another "
-                    "connection was at or past this byte with bytes not seen delivered, which "
-                    "its shared limit would have cut too)"
-                )
-                self._recorder.record_end(ex, ended, detail, fault)
-                wire.close()
-                await self._closed(wire)
-                return
-            # Recorded first: if this connection's own last bytes are still on their way,
-            # toxiproxy closes it as soon as the limit is in place, and the recorder may see
-            # that close before the API's answer (it would take it for the client leaving).
-            self._recorder.record_end(ex, ended, detail, fault)
-            try:
-                try:
-                    await self._set_cut(wire.written)
-                except BaseException:
-                    wire.close()  # the cut recorded still happens, after the same bytes
-                    raise
-                wire.poke()
-                await self._closed(wire)
-            finally:
-                await self._set_cut(NO_LIMIT)
-        finally:
-            self._recorder.release()
-
-    async def _closed(self, wire: Wire) -> None:
-        try:
-            await asyncio.wait_for(wire.closed.wait(), _CLOSE_TIMEOUT)
-        except TimeoutError:
-            _log.warning("link %s: toxiproxy did not cut a connection; closing it", self.link)
-            wire.abort()
+        await self._exclusive(self._cuts.cut_now(ex, wire, ended, detail, fault))
 
     async def fired(self, ex: _Exchange, op: Fired) -> None:
         """A fault fired mid-response: record it, and carry out a delegated action."""
@@ -578,78 +443,3 @@ class ToxiproxyLink:
 
 def _join(note: str, more: str) -> str:
     return f"{note}; {more}" if note else more
-
-
-class ToxiproxyEngine:
-    """The toxiproxy engine: one toxiproxy server for the session; each link is a proxy on it.
-
-    Raises :class:`~streamproof.faults.engines.link.EngineUnavailable` when made without a
-    toxiproxy-server to run (the message says how to get one)."""
-
-    name = "toxiproxy"
-
-    def __init__(self, binary: str | None = None) -> None:
-        self._server = ToxiproxyServer(
-            Path(binary) if binary is not None else find_binary(), on_log=self._on_log
-        )
-        self._session: aiohttp.ClientSession | None = None
-        self._api: ToxiproxyAPI | None = None
-        self._links: dict[str, ToxiproxyLink] = {}
-        self._made = 0
-
-    @property
-    def pid(self) -> int | None:
-        """The toxiproxy server's pid while it runs."""
-        return self._server.pid
-
-    @property
-    def api(self) -> ToxiproxyAPI:
-        if self._api is None:
-            raise RuntimeError("the toxiproxy engine is not started; call start()")
-        return self._api
-
-    async def start(self) -> None:
-        """Start the toxiproxy server (once)."""
-        if self._api is not None:
-            return
-        session = aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar())
-        try:
-            url = await self._server.start(session)
-        except BaseException:
-            await session.close()
-            raise
-        self._session, self._api = session, ToxiproxyAPI(url, session)
-
-    def link(
-        self, link: str, upstream: str, *, time_scale: float | TimeScale = 1.0
-    ) -> ToxiproxyLink:
-        scale = time_scale if isinstance(time_scale, TimeScale) else TimeScale(time_scale)
-        return ToxiproxyLink(self, link, upstream, time_scale=scale)
-
-    def proxy_name(self, link: str) -> str:
-        self._made += 1
-        return f"{link}-{self._made}"
-
-    def register(self, link: ToxiproxyLink) -> None:
-        self._links[link.proxy] = link
-
-    def unregister(self, link: ToxiproxyLink) -> None:
-        self._links.pop(link.proxy, None)
-
-    def _on_log(self, entry: dict[str, Any]) -> None:
-        name = entry.get("name")
-        link = self._links.get(name) if isinstance(name, str) else None
-        if link is not None:
-            link.on_log(entry)
-
-    async def close(self) -> None:
-        """Close the links still open and kill the server; nothing is left running."""
-        for link in list(self._links.values()):
-            await link.close()
-        self._api = None
-        try:
-            await self._server.close()
-        finally:
-            session, self._session = self._session, None
-            if session is not None:
-                await session.close()
