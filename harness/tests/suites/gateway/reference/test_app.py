@@ -1,6 +1,7 @@
-"""The run loop of the reference gateway (app.py) on the AG-UI and AI SDK wires, with stand-ins
-for the ADK runner and the response: an error event ends the stream and stops the run, a
-closed client stops it under dispose, and under detach the run goes on unseen to its end."""
+"""The run loop of the reference gateway (app.py) on its three wires, with stand-ins for the ADK
+runner and the response: an error event ends the stream and stops the run, a closed client stops
+it under dispose, under detach the run goes on unseen to its end, and the run timeout closes the
+run with a TIMEOUT frame."""
 
 from __future__ import annotations
 
@@ -62,7 +63,23 @@ class Runner:
             self.closed = True
 
 
-def gateway(runner: Runner, wire: str, **settings: Any) -> Gateway:
+class Endless:
+    """An ADK run that never ends (a partial text event every 10 ms), recording whether the
+    gateway closed it."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    async def run_async(self, **_: Any) -> AsyncIterator[Event]:
+        try:
+            while True:
+                yield event(text("Order 1042 shipped."), partial=True)
+                await asyncio.sleep(0.01)
+        finally:
+            self.closed = True
+
+
+def gateway(runner: Runner | Endless, wire: str, **settings: Any) -> Gateway:
     config = Settings(
         port=0, tool_url="http://127.0.0.1:9", users_by_token={}, wire=wire, **settings
     )
@@ -145,3 +162,26 @@ def test_the_response_headers_of_each_wire() -> None:
     assert unannounced._response_headers() == {
         key: value for key, value in ai_sdk.items() if key != "x-vercel-ai-ui-message-stream"
     }
+
+
+# On the seed's typed frames; in the slow tier with the end-to-end tests of the reference they
+# were split from (test_server_process.py).
+
+
+@pytest.mark.slow
+async def test_a_failed_write_stops_and_closes_the_run() -> None:
+    runner, response = Endless(), Response(fail_after=3)
+    await gateway(runner, "typed-frames")._stream_turn(response, "alice", "s", "hi", True)  # type: ignore[arg-type]
+    assert runner.closed and len(response.writes) == 3
+
+
+@pytest.mark.slow
+async def test_the_run_timeout_closes_the_run_and_says_so() -> None:
+    runner, response = Endless(), Response(fail_after=1_000_000)
+    app = gateway(runner, "typed-frames", run_timeout=0.2)
+    await app._stream_turn(response, "alice", "s", "hi", True)  # type: ignore[arg-type]
+    assert runner.closed
+    assert response.writes[-1].endswith(b'data: {"code":"TIMEOUT","retryable":true}\n\n')
+    assert [int(w.split(b"\n")[0][4:]) for w in response.writes] == list(
+        range(1, len(response.writes) + 1)
+    )

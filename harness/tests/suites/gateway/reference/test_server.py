@@ -1,7 +1,7 @@
 """The reference gateway's process (server.py): what ``main`` says without starting a server.
 (How it ends, :func:`streamproof.runtime.process_exit.exit_now`, is tested in
 runtime/test_process_exit.py; that it exits 0 on SIGTERM, in
-suites/gateway/reference/test_reference.py.)"""
+suites/gateway/reference/test_server_process.py.)"""
 
 from __future__ import annotations
 
