@@ -35,8 +35,8 @@ from harness.tests.faults.engines.test_conformance import (
     read_timeout,
 )
 from streamproof.faults.engines import EngineUnavailable, open_engine, tcp_diag
-from streamproof.faults.engines.toxiproxy import server as server_module
 from streamproof.faults.engines.toxiproxy import ToxiproxyEngine, ToxiproxyError, ToxiproxyLink
+from streamproof.faults.engines.toxiproxy import server as server_module
 from streamproof.faults.engines.toxiproxy.recorder import Wire
 from streamproof.faults.engines.toxiproxy.server import ToxiproxyAPI, find_binary
 from streamproof.faults.engines.toxiproxy.toxics import CUT, NO_LIMIT
