@@ -81,7 +81,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 import yarl
 
@@ -90,9 +90,7 @@ from streamproof.faults.engines.catalog import engine_support
 from streamproof.faults.engines.inline_exchange import _Exchange
 from streamproof.faults.engines.toxiproxy.cuts import Cuts
 from streamproof.faults.engines.toxiproxy.recorder import Recorder, Wire
-from streamproof.faults.engines.toxiproxy.server import (
-    ToxiproxyError,
-)
+from streamproof.faults.engines.toxiproxy.server import ToxiproxyAPI, ToxiproxyError
 from streamproof.faults.engines.toxiproxy.toxics import (
     ARM,
     CUT,
@@ -107,9 +105,6 @@ from streamproof.faults.plan import Fault
 from streamproof.faults.records import EndHow, FaultRef, LinkEvent
 from streamproof.faults.shaper import Fired
 
-if TYPE_CHECKING:
-    from streamproof.faults.engines.toxiproxy.engine import ToxiproxyEngine
-
 __all__ = ["ToxiproxyLink"]
 
 _log = logging.getLogger(__name__)
@@ -119,6 +114,20 @@ _LOOPBACK: Final = frozenset({"127.0.0.1", "localhost"})
 
 _Call = tuple[str, str, dict[str, Any] | None, Callable[[], None]]
 """An API call (method, path, body) and what it changes in the link's mirror of the proxy."""
+
+
+class LinkHost(Protocol):
+    """What a link needs of its engine (:class:`~.engine.ToxiproxyEngine`): the API, a fresh
+    proxy name, and its log lines while it is registered."""
+
+    @property
+    def api(self) -> ToxiproxyAPI: ...
+
+    def proxy_name(self, link: str) -> str: ...
+
+    def register(self, link: ToxiproxyLink) -> None: ...
+
+    def unregister(self, link: ToxiproxyLink) -> None: ...
 
 
 class ToxiproxyLink:
@@ -138,7 +147,7 @@ class ToxiproxyLink:
     """
 
     def __init__(
-        self, engine: ToxiproxyEngine, link: str, upstream: str, *, time_scale: TimeScale
+        self, engine: LinkHost, link: str, upstream: str, *, time_scale: TimeScale
     ) -> None:
         self.link = link
         self.proxy = engine.proxy_name(link)
