@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 # The contract's agent is the reference gateway's, imported from the repository (not copied):
-# the harness package is not installed in this target's virtualenv.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+# streamproof is not installed in this target's virtualenv; its source is harness/streamproof/.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "harness"))
 
 import uvicorn  # noqa: E402
 from ag_ui.core import RunAgentInput  # noqa: E402
