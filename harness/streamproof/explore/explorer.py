@@ -19,6 +19,7 @@ from streamproof.explore.options import Options
 from streamproof.explore.reproducer import with_plan
 from streamproof.explore.scenario import SearchedScenario
 from streamproof.explore.space import Space, describe_plan, plans
+from streamproof.runtime.interrupts import Interrupts
 from streamproof.runtime.loop import BackgroundLoop
 from streamproof.suites import suite
 from streamproof.suites.fixture_files import fixture_context
@@ -79,9 +80,16 @@ def fmt_s(seconds: float) -> str:
 
 class Explorer:
     def __init__(
-        self, opts: Options, scenario: SearchedScenario, err: TextIO, loop: BackgroundLoop
+        self,
+        opts: Options,
+        scenario: SearchedScenario,
+        err: TextIO,
+        loop: BackgroundLoop,
+        interrupts: Interrupts | None = None,
     ) -> None:
         self.opts = opts
+        self.interrupts = interrupts
+        """Checked at every progress tick: a Ctrl-C whose exception was lost still stops."""
         self.scenario = scenario
         self.err = err
         self.loop = loop
@@ -101,6 +109,8 @@ class Explorer:
         print(f"explore: {text}", file=self.err, flush=True)
 
     def progress(self, force: bool = False) -> None:
+        if self.interrupts is not None:
+            self.interrupts.check()
         now = time.monotonic()
         if not force and now - self._last_progress < 1.0:
             return

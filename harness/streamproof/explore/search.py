@@ -119,7 +119,7 @@ def explore(opts: Options, err: TextIO | None = None, out: TextIO | None = None)
     interrupts = Interrupts()
     interrupts.install()
     loop = BackgroundLoop()
-    explorer = Explorer(opts, scenario, err, loop)
+    explorer = Explorer(opts, scenario, err, loop, interrupts)
     try:
         if had_faults:
             explorer.say(f"{scenario.id}: its link faults are removed; the search plans its own")

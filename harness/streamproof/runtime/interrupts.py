@@ -37,6 +37,14 @@ class Interrupts:
         if not self._holding:
             raise KeyboardInterrupt(f"interrupted by {signal.Signals(signum).name}")
 
+    def check(self) -> None:
+        """Raise for a signal that came and is not held: its ``KeyboardInterrupt`` may have been
+        raised where Python only prints it (a garbage-collector callback, a ``__del__``), so a
+        long loop calls this between steps to stop anyway."""
+        if self.received and not self._holding:
+            name = signal.Signals(self.received[0]).name
+            raise KeyboardInterrupt(f"interrupted by {name}")
+
     def hold(self) -> None:
         """From now on a signal is remembered but interrupts nothing: for a short, bounded
         cleanup that a second Ctrl-C must not cut short (a port and a link still to free)."""

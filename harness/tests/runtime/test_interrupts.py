@@ -78,3 +78,18 @@ def test_a_deferred_step_is_finished_before_the_signal_interrupts() -> None:
         interrupts.restore()
     assert finished
     assert interrupts.exit_status == 143
+
+
+def test_check_raises_for_a_signal_whose_interrupt_was_lost() -> None:
+    """A KeyboardInterrupt raised where Python only prints it (a gc callback) is lost; the
+    next ``check`` between steps raises it again, unless the signals are held."""
+    interrupts = Interrupts()
+    interrupts.check()  # nothing came: nothing raised
+    try:
+        interrupts._interrupt(signal.SIGINT, None)
+    except KeyboardInterrupt:
+        pass  # swallowed, as by a gc callback
+    with pytest.raises(KeyboardInterrupt, match="SIGINT"):
+        interrupts.check()
+    interrupts.hold()
+    interrupts.check()  # held: a cleanup runs to its end
