@@ -23,6 +23,10 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _Handler = Callable[[int, FrameType | None], Any] | int | None
 
 
+def _interrupted(signum: int) -> KeyboardInterrupt:
+    return KeyboardInterrupt(f"interrupted by {signal.Signals(signum).name}")
+
+
 class Interrupts:
     """Handlers for :data:`SIGNALS` that raise ``KeyboardInterrupt``; :meth:`restore` puts the
     previous ones back."""
@@ -35,15 +39,14 @@ class Interrupts:
     def _interrupt(self, signum: int, frame: FrameType | None) -> None:
         self.received.append(signum)
         if not self._holding:
-            raise KeyboardInterrupt(f"interrupted by {signal.Signals(signum).name}")
+            raise _interrupted(signum)
 
     def check(self) -> None:
         """Raise for a signal that came and is not held: its ``KeyboardInterrupt`` may have been
         raised where Python only prints it (a garbage-collector callback, a ``__del__``), so a
         long loop calls this between steps to stop anyway."""
         if self.received and not self._holding:
-            name = signal.Signals(self.received[0]).name
-            raise KeyboardInterrupt(f"interrupted by {name}")
+            raise _interrupted(self.received[0])
 
     def hold(self) -> None:
         """From now on a signal is remembered but interrupts nothing: for a short, bounded
@@ -65,8 +68,7 @@ class Interrupts:
         finally:
             self._holding = False
         if len(self.received) > before:
-            name = signal.Signals(self.received[before]).name
-            raise KeyboardInterrupt(f"interrupted by {name}")
+            raise _interrupted(self.received[before])
 
     def install(self, *, only_defaults: bool = False) -> None:
         """Take over the signals (in the main thread only; elsewhere nothing changes). With

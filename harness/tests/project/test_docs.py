@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -85,19 +86,20 @@ def _tracked_text_files() -> list[Path]:
     return files
 
 
-def _anchors(page: Path) -> set[str]:
+@cache
+def _anchors(page: Path) -> frozenset[str]:
     """The heading ids MkDocs gives a page (Python-Markdown's toc slugs, and explicit
     ``{#id}``s)."""
     from markdown.extensions.toc import slugify
 
-    ids = set()
-    for line in page.read_text(encoding="utf-8").splitlines():
+    ids: set[str] = set()
+    for line in _text(page).splitlines():
         heading = re.match(r"#{1,6}\s+(.*?)\s*$", line)
         if heading:
             explicit = re.search(r"\{[^}]*#([\w-]+)[^}]*\}\s*$", heading.group(1))
             title = re.sub(r"\s*\{[^}]*\}\s*$", "", heading.group(1))
             ids.add(explicit.group(1) if explicit else slugify(re.sub(r"[`*_]", "", title), "-"))
-    return ids
+    return frozenset(ids)
 
 
 def test_every_citation_of_a_docs_page_resolves() -> None:
@@ -115,7 +117,12 @@ def test_every_citation_of_a_docs_page_resolves() -> None:
     assert not broken, "\n".join(broken)
 
 
-def _stated(title: str, headings: set[str], text: str) -> bool:
+@cache
+def _text(page: Path) -> str:
+    return page.read_text(encoding="utf-8")
+
+
+def _stated(title: str, headings: frozenset[str], text: str) -> bool:
     """A heading (or the start of one), an item under a heading (``Failure modes: Runaway
     loops``), or words the page quotes (``What to do next 4``)."""
     from markdown.extensions.toc import slugify
@@ -154,7 +161,7 @@ def test_the_rule_sections_the_requirements_cite_are_headings_of_their_page() ->
         if not target.is_file():
             missing.append(f"{requirement.id}: {page} does not exist")
             continue
-        headings, text = _anchors(target), target.read_text(encoding="utf-8")
+        headings, text = _anchors(target), _text(target)
         for part in _parts(requirement.section):
             if "docs/" in part or not part[:1].isupper():
                 continue  # another page (checked as a citation), or a reason, not a section
