@@ -15,12 +15,14 @@ SOURCE = "harness"
 SUITES = "scenarios"
 FIXTURES = "fixtures"
 # The source is harness/streamproof/; the harness's own tests (harness/tests/) stay in the
-# repository, outside the package: the wheel holds what a user runs. The Node
-# oracles' node_modules is installed beside the project by scripts/install-node-oracles.
+# repository, outside the package: the wheel holds what a user runs. The node_modules of the
+# Node oracles and of the browser-client reference pages is installed beside each project by
+# scripts/install-node-oracles.
 NOT_PACKAGES = [
     "__pycache__",
     "*.__pycache__",
     "streamproof.suites.gateway.oracles.node.*",
+    "streamproof.suites.browser_client.reference.node.*",
 ]
 
 setup(
