@@ -87,7 +87,7 @@ async function send(text) {
     } catch {
       // The request may have reached the gateway before the connection failed: it is not sent
       // again; what the session holds is what was said.
-      update(streamClosed(conv));
+      update(streamClosed(conv, "The gateway could not be reached, or the connection broke before any answer"));
       await reloadHistory();
       return;
     }
@@ -132,7 +132,7 @@ async function restore() {
   setBusy(true);
   if (previous === "open") {
     // The tab was reloaded while a run streamed: its drafts are gone and it never finished here.
-    update(streamClosed({ ...conv, phase: "streaming" }));
+    update(streamClosed({ ...conv, phase: "streaming" }, "The page was reloaded before the answer was complete"));
   }
   try {
     await reloadHistory();

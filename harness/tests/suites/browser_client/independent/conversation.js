@@ -66,8 +66,10 @@ export function applyFrame(conv, frame) {
   switch (frame.type) {
     case "delta": {
       const author = asText(body.author);
+      const text = asText(body.text);
+      if (text === "" && !conv.drafts.has(author)) return conv; // no words yet: no draft to show
       const drafts = new Map(conv.drafts);
-      drafts.set(author, (drafts.get(author) ?? "") + asText(body.text));
+      drafts.set(author, (drafts.get(author) ?? "") + text);
       return { ...conv, drafts };
     }
     case "message": {
@@ -112,14 +114,14 @@ export function runEnded(conv) {
  * The stream closed, cleanly or not. Drafts never outlive their stream: whatever text was
  * still streaming is dropped. A stream that closed before `done` or `error` is interrupted.
  */
-export function streamClosed(conv) {
+export function streamClosed(conv, why = "The connection closed before the answer was complete") {
   if (runEnded(conv)) return { ...conv, drafts: new Map() };
   return {
     ...conv,
     drafts: new Map(),
     phase: "interrupted",
     status: "Interrupted",
-    problem: "The connection closed before the answer was complete; showing the saved conversation.",
+    problem: `${why}; showing the saved conversation.`,
   };
 }
 
