@@ -64,7 +64,9 @@ async function reloadHistory() {
   try {
     const response = await fetch(historyUrl(), { cache: "no-store", headers: { Accept: "application/json" } });
     if (!response.ok) return false;
-    update(historyLoaded(conv, messagesFromHistory(await response.json())));
+    const events = await response.json();
+    if (!Array.isArray(events)) return false; // not a history: keep what is shown
+    update(historyLoaded(conv, messagesFromHistory(events)));
     return true;
   } catch {
     return false;
