@@ -16,11 +16,13 @@ from streamproof.core.verdicts import Kind, Level, Outcome, Verdict
 GATEWAY_SEED = "000_08c89244bc50b181"
 CLIENT_SEED = "001_a4aab3267c38e4f0"
 RULE_PAGES = {
-    GATEWAY_SEED: "docs/explanation/gateway-rules.md",
-    CLIENT_SEED: "docs/explanation/a2a-client-rules.md",
+    "gateway": "docs/explanation/gateway-rules.md",
+    "a2a-client": "docs/explanation/a2a-client-rules.md",
+    "browser-client": "docs/explanation/browser-client-rules.md",
 }
-"""Where a user reads each seed's rules: the docs page that states them in the project's words,
-each section there a heading named as the rules' ``section`` (the seed id is a label on it)."""
+"""Where a user reads each suite's rules: the docs page that states them in the project's words,
+each section there a heading named as the rules' ``section`` (the seed id is a label on it). By
+suite, not by seed: the gateway and the browser-client rules both come from seed 000."""
 
 
 class Requirement(BaseModel):
@@ -31,7 +33,7 @@ class Requirement(BaseModel):
     statement: str
     seed: str
     section: str
-    kind: Literal["gateway", "a2a-client"]
+    kind: Literal["gateway", "a2a-client", "browser-client"]
     concurrent: bool = False
     """Judged only when scenarios run as several sessions at once (``--concurrency K``), and
     then on every scenario that runs: no scenario is built for it alone."""
@@ -41,10 +43,10 @@ class Requirement(BaseModel):
 
     def source(self) -> str:
         """Where the rule comes from, as lists and reports name it: the docs page stating the
-        seed's rules (:data:`RULE_PAGES`) or a protocol's own name."""
+        suite's rules (:data:`RULE_PAGES`) or a protocol's own name."""
         if self.profile is not None:
             return self.seed
-        return RULE_PAGES.get(self.seed, f"seed {self.seed}")
+        return RULE_PAGES.get(self.kind, f"seed {self.seed}")
 
     def everywhere(self) -> str | None:
         """Where a rule that no scenario names is judged, or ``None`` for a rule that needs a

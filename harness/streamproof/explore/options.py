@@ -13,7 +13,7 @@ from streamproof.targets.errors import TargetConfigError
 
 __all__ = ["ExploreError", "Options", "check_options", "check_target"]
 
-_PREFIX = {"gateway": "GW-", "a2a-client": "A2A-C-"}
+_PREFIX = {"gateway": "GW-", "a2a-client": "A2A-C-", "browser-client": "BR-"}
 
 
 class ExploreError(Exception):

@@ -91,7 +91,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--streamproof-suite",
         metavar="NAME",
         default=None,
-        help="collect the bundled suite NAME (gateway, a2a_client) of the installed "
+        help="collect the bundled suite NAME (gateway, a2a_client, browser_client) of the installed "
         "streamproof, besides the paths named (instead of testpaths when none is named); "
         "ini: streamproof_suite",
     )
@@ -125,6 +125,10 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, text in (
         ("gateway", "a streamproof scenario that targets an SSE gateway"),
         ("a2a_client", "a streamproof scenario that targets an A2A client"),
+        (
+            "browser_client",
+            "a streamproof scenario that targets a page or reducer rendering a stream",
+        ),
         ("must", "a streamproof scenario built to test a MUST requirement"),
         ("should", "a streamproof scenario built to test a SHOULD requirement"),
         ("may", "a streamproof scenario built to test a MAY requirement"),

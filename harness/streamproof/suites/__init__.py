@@ -3,6 +3,8 @@ model, requirements, runner, checks, target contract, reference system and mutan
 
 - :mod:`streamproof.suites.gateway`: an SSE gateway in front of ADK (seed 000).
 - :mod:`streamproof.suites.a2a_client`: an A2A client consuming ``message/stream`` (seed 001).
+- :mod:`streamproof.suites.browser_client`: the page (or reducer) rendering a gateway's stream
+  (seed 000's client rules).
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ if TYPE_CHECKING:
     from streamproof.core.requirements import Requirement
     from streamproof.core.suite_interface import Environment, Suite
     from streamproof.suites.a2a_client.requirements import A2A_CLIENT
+    from streamproof.suites.browser_client.requirements import BROWSER_CLIENT
     from streamproof.suites.gateway.requirements import GATEWAY
 
 __all__ = [
     "A2A_CLIENT",
+    "BROWSER_CLIENT",
     "GATEWAY",
     "REGISTRY",
     "SUITES",
@@ -35,6 +39,7 @@ __all__ = [
 _RULES = {
     "GATEWAY": "streamproof.suites.gateway.requirements",
     "A2A_CLIENT": "streamproof.suites.a2a_client.requirements",
+    "BROWSER_CLIENT": "streamproof.suites.browser_client.requirements",
 }
 """Each suite's rules: the list's name and the module that registers it on import."""
 
@@ -45,8 +50,9 @@ def _rules(name: str) -> list[Requirement]:
 
 def _load_rules() -> None:
     """Import every suite's requirements (each registers its rules); reports and the docs
-    list the gateway's seed rules first, then the A2A client's, then the wire profiles'."""
-    REGISTRY.put_first([*_rules("GATEWAY"), *_rules("A2A_CLIENT")])
+    list the gateway's seed rules first, then the A2A client's, the browser client's, then the
+    wire profiles'."""
+    REGISTRY.put_first([*_rules("GATEWAY"), *_rules("A2A_CLIENT"), *_rules("BROWSER_CLIENT")])
 
 
 # Whoever looks a requirement up (a scenario model, a check, the CLI, a report) finds every
@@ -56,8 +62,8 @@ REGISTRY.add_loader(_load_rules)
 
 
 def __getattr__(name: str) -> Any:
-    """``GATEWAY`` and ``A2A_CLIENT`` (the suites' rule lists) and the suite protocols,
-    imported on first use."""
+    """``GATEWAY``, ``A2A_CLIENT`` and ``BROWSER_CLIENT`` (the suites' rule lists) and the
+    suite protocols, imported on first use."""
     if name in _RULES:
         return _rules(name)
     if name in ("Environment", "Suite"):
@@ -68,6 +74,7 @@ def __getattr__(name: str) -> Any:
 SUITES: Mapping[str, str] = {
     "gateway": "streamproof.suites.gateway.suite",
     "a2a-client": "streamproof.suites.a2a_client.suite",
+    "browser-client": "streamproof.suites.browser_client.suite",
 }
 """Scenario kind -> the module that describes its suite. Adding a suite is adding its package
 and one line here; the CLI, the pytest plugin, the mutant matrix and the reports find it

@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from streamproof.suites.a2a_client.scenario import A2AClientScenario
+from streamproof.suites.browser_client.scenario import BrowserClientScenario
 from streamproof.suites.fixture_files import fixture_context
 from streamproof.suites.gateway.scenario import GatewayScenario
 
@@ -44,7 +45,7 @@ __all__ = [
     "yaml_documents",
 ]
 
-Scenario = GatewayScenario | A2AClientScenario
+Scenario = GatewayScenario | A2AClientScenario | BrowserClientScenario
 
 # --- loading -----------------------------------------------------------------------------------
 
@@ -415,11 +416,15 @@ def parse_scenarios(text: str, file: str, ids: ScenarioIds | None = None) -> lis
     return loaded
 
 
-def _scenario_model(kind: Any) -> type[GatewayScenario] | type[A2AClientScenario] | None:
+def _scenario_model(
+    kind: Any,
+) -> type[GatewayScenario] | type[A2AClientScenario] | type[BrowserClientScenario] | None:
     if kind == "gateway":
         return GatewayScenario
     if kind == "a2a-client":
         return A2AClientScenario
+    if kind == "browser-client":
+        return BrowserClientScenario
     return None
 
 
