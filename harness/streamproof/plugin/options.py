@@ -91,8 +91,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--streamproof-suite",
         metavar="NAME",
         default=None,
-        help="collect the bundled suite NAME (gateway, a2a_client, browser_client) of the installed "
-        "streamproof, besides the paths named (instead of testpaths when none is named); "
+        help="collect the bundled suite NAME (gateway, a2a_client, browser_client) of the "
+        "installed streamproof, besides the paths named (instead of testpaths when none is named); "
         "ini: streamproof_suite",
     )
     group.addoption(

@@ -120,24 +120,26 @@ def test_run_rejects_an_id_used_in_two_files_as_bad_input(tmp_path: Path) -> Non
     )
 
 
-def test_schema_covers_both_scenario_kinds(capsys: pytest.CaptureFixture[str]) -> None:
+def test_schema_covers_every_scenario_kind(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema"]) == 0
     schema = json.loads(capsys.readouterr().out)
     assert schema["title"] == "streamproof scenario"
     assert [b["$ref"] for b in schema["oneOf"]] == [
         "#/$defs/GatewayScenario",
         "#/$defs/A2AClientScenario",
+        "#/$defs/BrowserClientScenario",
     ]
     assert "model" in schema["$defs"]["GatewayScenario"]["required"]
 
 
-def test_schema_target_covers_both_target_kinds(capsys: pytest.CaptureFixture[str]) -> None:
+def test_schema_target_covers_every_target_kind(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema", "--target"]) == 0
     schema = json.loads(capsys.readouterr().out)
     assert schema["title"] == "streamproof target file"
     assert [b["$ref"] for b in schema["oneOf"]] == [
         "#/$defs/GatewayTarget",
         "#/$defs/ClientTarget",
+        "#/$defs/BrowserTarget",
     ]
 
 

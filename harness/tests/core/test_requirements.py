@@ -18,7 +18,7 @@ from streamproof.core.requirements import (
     judge,
 )
 from streamproof.core.verdicts import Level, Outcome
-from streamproof.suites import A2A_CLIENT, GATEWAY
+from streamproof.suites import A2A_CLIENT, BROWSER_CLIENT, GATEWAY
 from streamproof.suites.gateway import requirements as _gateway_rules  # noqa: F401  (registers them)
 from streamproof.suites.gateway.requirements import AG_UI, AI_SDK_UI
 
@@ -75,8 +75,9 @@ def test_an_id_registered_twice_with_another_rule_is_an_error() -> None:
 def test_every_suites_rules_are_found_gateway_seed_rules_first() -> None:
     ids = list(REGISTRY)
     assert ids[0] == GATEWAY[0].id
-    assert ids[: len(GATEWAY) + len(A2A_CLIENT)] == [r.id for r in (*GATEWAY, *A2A_CLIENT)]
-    assert {r.id for r in (*AG_UI, *AI_SDK_UI)} == set(ids[len(GATEWAY) + len(A2A_CLIENT) :])
+    seed = [r.id for r in (*GATEWAY, *A2A_CLIENT, *BROWSER_CLIENT)]
+    assert ids[: len(seed)] == seed
+    assert {r.id for r in (*AG_UI, *AI_SDK_UI)} == set(ids[len(seed) :])
 
 
 def test_the_reference_a2a_client_starts_without_building_any_rule() -> None:

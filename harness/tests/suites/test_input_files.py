@@ -25,6 +25,12 @@ REFERENCE_TARGETS = {
     / "suites"
     / "a2a_client"
     / "reference-client.yaml": "a2a-client",
+    ROOT
+    / "harness"
+    / "streamproof"
+    / "suites"
+    / "browser_client"
+    / "reference-page.yaml": "browser-client",
 }
 
 
@@ -77,7 +83,8 @@ def test_every_problem_of_a_target_file_at_its_line(tmp_path: Path) -> None:
         "t.yaml:3: wires[0]: Input should be '0.3' or '1.0'",
     ]
     assert _check(tmp_path, "kind: a2a-server\ncommand: [x]\n") == [
-        "t.yaml:1: kind: unknown target kind 'a2a-server'; kinds are gateway, a2a-client"
+        "t.yaml:1: kind: unknown target kind 'a2a-server'; kinds are gateway, a2a-client, "
+        "browser-client"
     ]
 
 

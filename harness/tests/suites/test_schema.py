@@ -49,18 +49,18 @@ def _problems(validator: Draft202012Validator, doc: Any) -> list[str]:
     return out
 
 
-def test_both_are_2020_12_unions_by_kind() -> None:
+def test_all_are_2020_12_unions_by_kind() -> None:
     for schema, members in (
-        (scenario_schema(), ["GatewayScenario", "A2AClientScenario"]),
-        (target_schema(), ["GatewayTarget", "ClientTarget"]),
+        (scenario_schema(), ["GatewayScenario", "A2AClientScenario", "BrowserClientScenario"]),
+        (target_schema(), ["GatewayTarget", "ClientTarget", "BrowserTarget"]),
     ):
         assert schema["$schema"] == DIALECT
         assert schema["oneOf"] == [{"$ref": f"#/$defs/{m}"} for m in members]
-        gateway, other = (schema["$defs"][m] for m in members)
+        gateway, *others = (schema["$defs"][m] for m in members)
         # A document without kind is a gateway one; every other kind must say so.
         assert "kind" not in gateway.get("required", [])
         assert gateway["properties"]["kind"]["const"] == "gateway"
-        assert "kind" in other["required"]
+        assert all("kind" in other["required"] for other in others)
 
 
 def test_bundled_files_are_found() -> None:

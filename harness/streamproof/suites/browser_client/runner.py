@@ -154,8 +154,8 @@ class BrowserClientEnvironment:
         base = self.server.url if self.server is not None else self.target.url
         assert base is not None and self._url is not None
         params = {"session": session}
-        if self.target.gateway.query is not None:
-            params[self.target.gateway.query] = self._url
+        if self.target.gateway.param is not None:
+            params[self.target.gateway.param] = self._url
         if self.bug is not None and self.target.bug_param is not None:
             params[self.target.bug_param] = self.bug
         return with_query(base, params)

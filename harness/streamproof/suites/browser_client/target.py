@@ -71,14 +71,22 @@ class GatewayHandoff(_Model):
     """How the page learns the fake gateway's URL: a query parameter of the page's URL, or an
     environment variable of the command that serves it."""
 
-    query: str | None = "gateway"
+    query: str | None = None
+    """The query parameter (default ``gateway`` when ``env`` is not given)."""
     env: str | None = None
 
     @model_validator(mode="after")
     def _one(self) -> GatewayHandoff:
-        if (self.query is None) == (self.env is None):
-            raise ValueError("gateway: give exactly one of query (a parameter) or env")
+        if self.query is not None and self.env is not None:
+            raise ValueError("gateway: give one of query (a parameter) or env, not both")
         return self
+
+    @property
+    def param(self) -> str | None:
+        """The query parameter the page reads, if it is told that way."""
+        if self.env is not None:
+            return None
+        return self.query or "gateway"
 
 
 class BrowserTarget(_Model):

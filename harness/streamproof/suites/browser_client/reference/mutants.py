@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-__all__ = ["BUGS", "INTENDED", "REDUCER_INTENDED"]
+__all__ = ["BUGS", "INTENDED", "REDUCER_INTENDED", "SHOWCASE"]
 
 BUGS: Final[Mapping[str, str]] = {
     "append-both": "the message is appended and the draft kept: the answer shows twice",
@@ -22,6 +22,8 @@ BUGS: Final[Mapping[str, str]] = {
         "the message is shown at once but its draft is removed only at the next frame: for one "
         "frame the answer is on screen twice"
     ),
+    "error-not-shown": "an error frame clears the draft and the status: the failure is not shown",
+    "final-only": "only final messages are kept: a multi-agent run's other answers vanish",
     "replay-deltas-on-reconnect": (
         "on reconnect the draft is kept beside the history's messages, as if the deltas would "
         "resume"
@@ -39,6 +41,8 @@ INTENDED: Final[Mapping[str, str]] = {
     "one-draft": "BR-DRAFT-BY-AUTHOR",
     "keep-draft-on-error": "BR-DRAFT-CLEARED",
     "transient-double-render": "BR-RENDER-ONCE",
+    "error-not-shown": "BR-FAILED-SHOWN",
+    "final-only": "BR-EVERY-MESSAGE",
     "replay-deltas-on-reconnect": "BR-RECONNECT-HISTORY",
     "re-post-on-reconnect": "BR-ONE-RUN",
     "truncated-as-final": "BR-TRUNCATED-NOT-FINAL",
@@ -47,6 +51,26 @@ INTENDED: Final[Mapping[str, str]] = {
 
 REDUCER_INTENDED: Final[Mapping[str, str]] = {
     name: INTENDED[name]
-    for name in ("append-both", "one-draft", "keep-draft-on-error", "transient-double-render")
+    for name in (
+        "append-both",
+        "one-draft",
+        "keep-draft-on-error",
+        "transient-double-render",
+        "error-not-shown",
+        "final-only",
+    )
 }
 """The reducer's own mutants, caught on the reference reducer module too."""
+
+SHOWCASE: Final[Mapping[str, str]] = {
+    "append-both": "browser_client/worked-example",
+    "one-draft": "browser_client/sub-agent-partials",
+    "keep-draft-on-error": "browser_client/error-mid-draft",
+    "transient-double-render": "browser_client/worked-example",
+    "error-not-shown": "browser_client/error-mid-draft",
+    "final-only": "browser_client/multi-agent-messages",
+    "replay-deltas-on-reconnect": "browser_client/cut-mid-draft",
+    "re-post-on-reconnect": "browser_client/cut-mid-draft",
+    "truncated-as-final": "browser_client/ends-without-done",
+}
+"""Mutant name -> the bundled scenario where its intended requirement catches it."""

@@ -13,10 +13,21 @@
 //   keep-draft-on-error      an error sets the status but leaves the half sentence on screen
 //   transient-double-render  a message is added and its draft goes only when the next frame
 //                            arrives: for one frame the answer shows twice
+//   error-not-shown          an error clears the draft and the status: the failed run looks
+//                            like one still waiting
+//   final-only               only a final message is kept: a multi-agent run's other answers
+//                            vanish
 
 export const initialState = Object.freeze({ messages: [], draft: null, status: null });
 
-const BUGS = new Set(["append-both", "one-draft", "keep-draft-on-error", "transient-double-render"]);
+const BUGS = new Set([
+  "append-both",
+  "one-draft",
+  "keep-draft-on-error",
+  "transient-double-render",
+  "error-not-shown",
+  "final-only",
+]);
 
 function bug() {
   const name = globalThis.STREAMPROOF_BUG;
@@ -59,6 +70,7 @@ export function reduce(state, frame) {
     case "message": {
       if (!d || typeof d !== "object") return current;
       // The message is the record: it replaces the draft, never joins it.
+      if (mutant === "final-only" && d.final === false) return { ...current, draft: null };
       const messages = [...current.messages, { author: d.author, text: text(d.text) }];
       if (mutant === "append-both") return { ...current, messages };
       if (mutant === "transient-double-render" && current.draft) {
@@ -72,6 +84,7 @@ export function reduce(state, frame) {
     }
     case "error":
       if (mutant === "keep-draft-on-error") return { ...current, status: "error" };
+      if (mutant === "error-not-shown") return { ...current, draft: null, status: null };
       return { ...current, draft: null, status: "error" };
     case "done":
       return { ...current, draft: null, status: "done" };
