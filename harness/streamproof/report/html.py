@@ -68,6 +68,11 @@ highlights above it are drawn from all of it)."""
 LOG_LINES = 30
 
 
+_PNG = "data:image/png;base64,"
+"""A browser-client scenario that failed keeps a picture of the page (its observation's
+``screenshot``): shown in the report, self-contained."""
+
+
 def anchor(scenario_id: str) -> str:
     """The id of a scenario's section: ``scn-`` and its id with ``/`` replaced by ``--``."""
     return "scn-" + scenario_id.replace("/", "--")
@@ -333,6 +338,9 @@ def _scenario(report: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str,
         if v.get("outcome") in (Outcome.FAIL.value, Outcome.NON_STRICT.value)
     ]
     observation = record.get("observation")
+    shot = observation.get("screenshot") if isinstance(observation, Mapping) else None
+    if shot is not None:  # shown as the picture it is, not as text in the JSON
+        observation = {k: v for k, v in observation.items() if k != "screenshot"}
     return {
         "id": sid,
         "anchor": anchor(sid),
@@ -358,6 +366,7 @@ def _scenario(report: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str,
         "highlights": _highlights(observation) if isinstance(observation, Mapping) else [],
         "logs": _logs(observation) if isinstance(observation, Mapping) else [],
         "observation": _json(observation, OBSERVATION_CAP) if observation is not None else None,
+        "screenshot": shot if isinstance(shot, str) and shot.startswith(_PNG) else None,
         "rerun": rerun_command(report, record),
     }
 

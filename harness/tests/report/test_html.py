@@ -445,3 +445,13 @@ def test_a_scenario_whose_failures_are_all_known_is_flagged_known_not_failed() -
     (column,) = [th for th in page.find_all("th", "known")]
     assert column.all_text() == "\u2691 gateway/plain"
     assert cell_state([{"outcome": "non-strict", "baseline": "x"}]) == "known"  # --strict
+
+
+def test_a_page_screenshot_is_shown_as_a_picture_not_as_text() -> None:
+    report = _report()
+    png = "data:image/png;base64,iVBORw0KGgo="
+    report["scenarios"][0]["observation"] = {"mode": "page", "screenshot": png}
+    report["scenarios"][1]["observation"] = {"mode": "page", "screenshot": "javascript:x"}
+    html = render_html(report)
+    assert html.count(f'src="{png}"') == 1 and "javascript:x" not in html
+    assert "&#34;screenshot&#34;" not in html  # not repeated in the observation's JSON
