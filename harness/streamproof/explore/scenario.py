@@ -14,6 +14,7 @@ from streamproof.explore.reproducer import has_link_faults, turn_data, with_plan
 from streamproof.explore.space import BROWSER_ACTIONS, Space, a2a_matches
 from streamproof.protocol.gemini import TextChunk
 from streamproof.suites.a2a_client.scenario import A2AClientScenario
+from streamproof.suites.browser_client.scenario import BrowserClientScenario
 from streamproof.suites.fixture_files import fixture_context, resolve_fixture
 from streamproof.suites.gateway.scenario import GatewayScenario
 from streamproof.suites.loading import ScenarioError, load_scenarios
@@ -115,6 +116,15 @@ def load_scenario(name: str) -> tuple[SearchedScenario, bool]:
         )
         if isinstance(base.get("task"), list) and len(base["task"]) > 1:
             space = replace(space, steps=len(base["task"]))
+    elif isinstance(stripped, BrowserClientScenario):
+        # The page's own link: every fault a network does to a stream, on the chat request
+        # first; after_event counts the scenario's frames.
+        space = Space(
+            ("browser",),
+            stripped.horizon,
+            ({"method": "POST"}, {}),
+            events=len(stripped.frames),
+        )
     else:
         assert isinstance(stripped, GatewayScenario)
         links = ("browser", "model") if stripped.model_path == "direct" else ("browser",)

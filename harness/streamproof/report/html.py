@@ -339,7 +339,7 @@ def _scenario(report: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str,
     ]
     observation = record.get("observation")
     shot = observation.get("screenshot") if isinstance(observation, Mapping) else None
-    if shot is not None:  # shown as the picture it is, not as text in the JSON
+    if shot is not None and isinstance(observation, Mapping):  # a picture, not JSON text
         observation = {k: v for k, v in observation.items() if k != "screenshot"}
     return {
         "id": sid,
