@@ -371,7 +371,10 @@ def test_the_installed_gateway_suite_is_collected_by_name(pytester: pytest.Pytes
     unknown = pytester.runpytest("--streamproof-suite", "gatewy", "--collect-only")
     assert unknown.ret == pytest.ExitCode.USAGE_ERROR
     unknown.stderr.fnmatch_lines(
-        ["*--streamproof-suite gatewy: no such bundled suite; choose one of a2a_client, browser_client, gateway*"]
+        [
+            "*--streamproof-suite gatewy: no such bundled suite; choose one of a2a_client, "
+            "browser_client, gateway*"
+        ]
     )
 
 
