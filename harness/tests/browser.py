@@ -26,22 +26,11 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from harness.tests.conftest import require_executable, require_module
+from streamproof.suites.browser_client.drivers.chromium import CHROMIUM_FLAGS
 
 if TYPE_CHECKING:
     from playwright.sync_api import ConsoleMessage, Error, Page, Request, Route, WebSocket
 
-# The machine notes' flags: without the background-networking ones Chromium's own connections
-# (updates, sync, safe browsing, DNS look-ups of Google's hosts) hit the closed network.
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-)
 LOCAL_SCHEMES = frozenset({"file", "data", "about", "blob"})
 
 

@@ -54,6 +54,8 @@ class GatewayRequest:
 @dataclass
 class _Script:
     frames: Sequence[GatewayFrame] = ()
+    blocks: Sequence[str] = ()
+    """What the page is sent for each frame: its SSE text on the target's wire."""
     history: list[dict[str, Any]] = field(default_factory=list)
     pace: Pace | None = None
 
@@ -89,14 +91,27 @@ class FakeGateway:
             self._runner = None
 
     def load(
-        self, frames: Sequence[GatewayFrame], history: list[dict[str, Any]], pace: Pace | None
+        self,
+        frames: Sequence[GatewayFrame],
+        history: list[dict[str, Any]],
+        pace: Pace | None,
+        blocks: Sequence[str] | None = None,
     ) -> None:
-        self._script = _Script(tuple(frames), list(history), pace)
+        """Play ``frames`` (as ``blocks``, each frame's text on the wire; default the seed's
+        typed frames), answer ``history``, and await ``pace`` after each frame."""
+        if blocks is None:
+            blocks = [frame.block(i) for i, frame in enumerate(frames, start=1)]
+        self._script = _Script(tuple(frames), tuple(blocks), list(history), pace)
         self.requests = []
         self.sent = {}
         self._runs = 0
         self.played = False
         self.completed = False
+
+    @property
+    def last_block(self) -> str:
+        """The last frame's text on the wire (``""`` with nothing loaded)."""
+        return self._script.blocks[-1] if self._script.blocks else ""
 
     def set_epoch(self, t0: float) -> None:
         self._t0 = t0
@@ -162,10 +177,11 @@ class FakeGateway:
         await response.prepare(request)
         script = self._script
         try:
-            for index, frame in enumerate(script.frames, start=1):
+            for index, (frame, block) in enumerate(
+                zip(script.frames, script.blocks, strict=True), start=1
+            ):
                 if frame.gap_s > 0:
                     await asyncio.sleep(frame.gap_s)
-                block = frame.block(index)
                 await response.write(block.encode("utf-8"))
                 self.sent[index] = self._now()
                 if script.pace is not None:

@@ -80,6 +80,8 @@ class BrowserClientObservation(_Model):
     scenario: str
     target: str
     mode: Literal["page", "module"]
+    profile: str = "typed-frames"
+    """The wire the page was served (``typed-frames`` or ``ag-ui``)."""
     prompt: str
     time_scale: float
     frames: tuple[SentFrame, ...]
@@ -101,8 +103,6 @@ class BrowserClientObservation(_Model):
     console_errors: tuple[str, ...] = ()
     screenshot: str | None = None
     """A PNG of the page at the end, relative to the report (a failing scenario's)."""
-    problem: str | None = None
-    """Why the page could not be driven (no prompt input, the send control missing ...)."""
 
     def timeline(self) -> str:
         """The run as text: each frame as sent and whether the page got it, each request, and

@@ -10,6 +10,7 @@ from typing import Any
 
 from streamproof.fakes.gateway import GatewayFrame, GatewayRequest
 from streamproof.fakes.gateway.server import Role
+from streamproof.faults.plan import Fault
 from streamproof.faults.records import LinkEvent
 from streamproof.suites.browser_client.observation import (
     BrowserClientObservation,
@@ -44,13 +45,12 @@ def _history(scenario: BrowserClientScenario) -> tuple[Item, ...]:
     )
 
 
-def _block_ends(frames: Sequence[GatewayFrame], received: str) -> list[int | None]:
+def _block_ends(blocks: Sequence[str], received: str) -> list[int | None]:
     """Where each frame's block ends in the text the page's readers received (``None``: the
     block never arrived whole)."""
     ends: list[int | None] = []
     start = 0
-    for index, frame in enumerate(frames, start=1):
-        block = frame.block(index)
+    for block in blocks:
         at = received.find(block, start)
         if at < 0:
             ends.append(None)
@@ -135,6 +135,8 @@ def page_observation(
     target: str,
     time_scale: float,
     frames: Sequence[GatewayFrame],
+    blocks: Sequence[str],
+    profile: str,
     sent: Mapping[int, float],
     received: str,
     states: Sequence[Mapping[str, Any]],
@@ -144,9 +146,9 @@ def page_observation(
     screen: Screen | None,
     hidden_at: tuple[float, ...],
     console_errors: tuple[str, ...],
-    problem: str | None,
+    plan: tuple[Fault, ...] | None = None,
 ) -> BrowserClientObservation:
-    ends = _block_ends(frames, received)
+    ends = _block_ends(blocks, received)
     arrived = sorted(e for e in ends if e is not None)
     sent_frames = tuple(
         SentFrame(
@@ -176,6 +178,7 @@ def page_observation(
         scenario=scenario.id,
         target=target,
         mode="page",
+        profile=profile,
         prompt=scenario.prompt,
         time_scale=time_scale,
         frames=sent_frames,
@@ -185,15 +188,16 @@ def page_observation(
         stream_end=how,
         t_stream_end=t_end,
         reconnect_s=reconnect_s,
-        shows_authors=screen is not None
+        # AG-UI carries no author: what a page shows there is a role, not the frame's author.
+        shows_authors=profile == "typed-frames"
+        and screen is not None
         and (screen.message_author is not None or _authors_in(screen_states)),
         has_status=screen is not None and screen.status is not None,
         has_error_indicator=screen is not None and screen.error is not None,
         link_events=link_events,
-        faults=scenario.links.browser,
+        faults=plan if plan is not None else scenario.links.browser,
         tab_hidden_at=hidden_at,
         console_errors=console_errors,
-        problem=problem,
     )
 
 

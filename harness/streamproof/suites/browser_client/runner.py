@@ -22,9 +22,11 @@ from streamproof.core.capabilities import ScenarioSkipped
 from streamproof.core.durations import TimeScale
 from streamproof.core.verdicts import Outcome, Verdict
 from streamproof.fakes.gateway import FakeGateway, GatewayFrame, history_events
+from streamproof.fakes.gateway.ag_ui import ag_ui_blocks
 from streamproof.faults.engines import FaultLink
 from streamproof.faults.engines.pool import EnginePool
 from streamproof.faults.fired import judge_fault_plan
+from streamproof.faults.plan import Fault
 from streamproof.suites.browser_client.checks import check_browser_client
 from streamproof.suites.browser_client.drivers.page import PageDriver, with_query
 from streamproof.suites.browser_client.drivers.reducer import run_reducer
@@ -38,7 +40,7 @@ from streamproof.suites.browser_client.scenario import TRANSPORT, BrowserClientS
 from streamproof.suites.browser_client.target import BrowserTarget
 from streamproof.targets.errors import TargetError
 
-__all__ = ["BrowserClientEnvironment", "BrowserClientScenarioResult"]
+__all__ = ["BrowserClientEnvironment", "BrowserClientScenarioResult", "on_the_wire"]
 
 FRAME_WAIT_S: Final = 1.5
 """How long a frame the fake wrote has to reach the page's reader before the harness moves on
@@ -49,6 +51,25 @@ MIN_WATCH_S: Final = 1.5
 """After a stream that did not end at done or error, the harness watches the page at least this
 long (real seconds): long enough to see a reader that retries after its default second."""
 MIN_SETTLE_S: Final = 0.2
+
+
+def on_the_wire(plan: tuple[Fault, ...], blocks: list[str]) -> tuple[Fault, ...]:
+    """The scenario's plan as the link counts: ``after_event: N`` means after the Nth frame,
+    which on a wire that sends several events per frame (AG-UI) is after that frame's last
+    event, not after the Nth event."""
+    ends, count = [0], 0
+    for block in blocks:
+        count += block.count("\n\n")
+        ends.append(count)
+    out = []
+    for fault in plan:
+        n = fault.when.after_event
+        if n is not None and 0 < n < len(ends) and ends[n] != n:
+            fault = fault.model_copy(
+                update={"when": fault.when.model_copy(update={"after_event": ends[n]})}
+            )
+        out.append(fault)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -71,7 +92,7 @@ class BrowserClientEnvironment:
         self.target = target
         self.bug = bug
         self.scale = TimeScale(time_scale)
-        self.fake = FakeGateway()
+        self.fake = FakeGateway(target.endpoints.chat, target.endpoints.history)
         self.engines = EnginePool(engine)
         self.link: FaultLink | None = None
         self.link_engine: str | None = None
@@ -220,8 +241,14 @@ class BrowserClientEnvironment:
                 await asyncio.shield(task)
 
         history = [i.model_dump(exclude_none=True) for i in scenario.stored_history()]
-        self.fake.load(frames, history_events(history), pace)
-        link.load(scenario.links.browser)
+        blocks = (
+            ag_ui_blocks(frames)
+            if self.target.profile == "ag-ui"
+            else [f.block(i) for i, f in enumerate(frames, start=1)]
+        )
+        self.fake.load(frames, history_events(history), pace, blocks)
+        plan = on_the_wire(scenario.links.browser, blocks)
+        link.load(plan)
         self.fake.set_epoch(t0)
         link.set_epoch(t0)
         wall_t0 = time.time() - (time.monotonic() - t0)
@@ -229,8 +256,10 @@ class BrowserClientEnvironment:
         await driver.open(self._page_url(session), wall_t0)
         try:
             problem = await driver.send(scenario.prompt)
-            if problem is None:
-                await self._play_out(scenario, frames, ended)
+            if problem is not None:
+                # The target file's selectors do not fit the page: not a verdict on the page.
+                raise TargetError(f"target {self.target.name!r}: {problem}")
+            await self._play_out(scenario, frames, ended)
             if tab_tasks:
                 await asyncio.gather(*tab_tasks)
                 await self._watch(scenario)
@@ -241,6 +270,8 @@ class BrowserClientEnvironment:
                 target=self.target_label,
                 time_scale=scale.factor,
                 frames=frames,
+                blocks=blocks,
+                profile=self.target.profile,
                 sent=dict(self.fake.sent),
                 received=received,
                 states=states,
@@ -250,11 +281,11 @@ class BrowserClientEnvironment:
                 screen=self.target.screen,
                 hidden_at=tuple(hidden_at),
                 console_errors=tuple(driver.console_errors),
-                problem=problem,
+                plan=plan,
             )
             verdicts = judge_fault_plan(
                 check_browser_client(observation),
-                {"browser": scenario.links.browser},
+                {"browser": plan},
                 {"browser": observation.link_events or ()},
                 scenario.requirements,
             )
@@ -292,7 +323,7 @@ class BrowserClientEnvironment:
         terminal = (
             last.type in ("done", "error")
             and not faulted
-            and (self.fake.completed or await driver.received(last.block(len(frames))))
+            and (self.fake.completed or await driver.received(self.fake.last_block))
         )
         if terminal:
             await asyncio.sleep(max(scale(scenario.limits.settle), MIN_SETTLE_S))

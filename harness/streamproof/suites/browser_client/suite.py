@@ -12,13 +12,14 @@ from streamproof.core.texts import compress
 from streamproof.core.verdicts import Verdict, broken_summary
 from streamproof.suites.browser_client.observation import render_state
 from streamproof.suites.browser_client.reference.mutants import (
+    AG_UI_INTENDED,
     BUGS,
     INTENDED,
     REDUCER_INTENDED,
 )
 from streamproof.suites.browser_client.scenario import BrowserClientScenario
+from streamproof.suites.browser_client.target import AG_UI_TARGET, REDUCER_TARGET, BrowserTarget
 from streamproof.suites.browser_client.target import DEFAULT_PAGE_TARGET as DEFAULT_TARGET
-from streamproof.suites.browser_client.target import REDUCER_TARGET, BrowserTarget
 from streamproof.suites.browser_client.target import load_browser_target as load_target
 from streamproof.suites.browser_client.timeline import timeline
 
@@ -48,10 +49,12 @@ TARGET_MODEL = BrowserTarget
 
 
 def references() -> tuple[Reference, ...]:
-    """The reference page (every mutant) and the reference reducer module (the reducer's)."""
+    """The reference page (every mutant), the reference reducer module (the reducer's) and
+    the AG-UI reference page (its own three)."""
     return (
         Reference(KIND, DEFAULT_TARGET, dict(INTENDED)),
         Reference(f"{KIND}-reducer", REDUCER_TARGET, dict(REDUCER_INTENDED)),
+        Reference(f"{KIND}-ag-ui", AG_UI_TARGET, dict(AG_UI_INTENDED)),
     )
 
 

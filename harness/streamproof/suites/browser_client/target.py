@@ -30,9 +30,12 @@ from streamproof.targets.errors import TargetConfigError
 from streamproof.targets.files import load_target_file
 
 __all__ = [
+    "AG_UI_TARGET",
     "DEFAULT_PAGE_TARGET",
     "PAGE_CAPABILITIES",
+    "PROFILES",
     "REDUCER_TARGET",
+    "BrowserEndpoints",
     "BrowserTarget",
     "GatewayHandoff",
     "Screen",
@@ -42,6 +45,7 @@ __all__ = [
 HERE = Path(__file__).resolve().parent
 DEFAULT_PAGE_TARGET = HERE / "reference-page.yaml"
 REDUCER_TARGET = HERE / "reference-reducer.yaml"
+AG_UI_TARGET = HERE / "reference-ag-ui-page.yaml"
 PORT_PLACEHOLDER = "{port}"
 PAGE_CAPABILITIES = ("transport",)
 """What every page has and a reducer module lacks: a transport (faults on the stream, the tab,
@@ -65,6 +69,28 @@ class Screen(_Model):
     draft_text: str | None = None
     status: str | None = None
     error: str | None = None
+
+
+PROFILES = ("typed-frames", "ag-ui")
+"""The wires the fake gateway speaks to a page: the seed's typed frames, or AG-UI events as
+``ag-ui-adk`` streams them (docs/reference/browser-client-contract.md#ag-ui-pages)."""
+
+
+class BrowserEndpoints(_Model):
+    """The fake gateway's endpoints as the page calls them, ``METHOD /path`` templates."""
+
+    chat: str = "POST /chat/{sessionId}"
+    history: str = "GET /history/{sessionId}"
+
+    @model_validator(mode="after")
+    def _templates(self) -> BrowserEndpoints:
+        for key in ("chat", "history"):
+            method, _, path = getattr(self, key).partition(" ")
+            if method.upper() not in ("GET", "POST", "PUT") or not path.startswith("/"):
+                raise ValueError(
+                    f"endpoints.{key}: write 'METHOD /path', e.g. 'POST /chat/{{sessionId}}'"
+                )
+        return self
 
 
 class GatewayHandoff(_Model):
@@ -107,6 +133,9 @@ class BrowserTarget(_Model):
     ready_timeout: Duration = 30.0
     """How long the served page has to answer (real seconds, not scaled)."""
     gateway: GatewayHandoff = GatewayHandoff()
+    profile: Literal["typed-frames", "ag-ui"] = "typed-frames"
+    """The wire the fake gateway speaks to the page."""
+    endpoints: BrowserEndpoints = BrowserEndpoints()
     screen: Screen | None = None
     module: str | None = None
     """A reducer module (an ES module exporting ``reduce``), relative to the target file."""
@@ -127,6 +156,8 @@ class BrowserTarget(_Model):
             raise ValueError("a page needs screen: the selectors its screen is read by")
         if self.module is not None and self.screen is not None:
             raise ValueError("screen: selectors are read on a page; a module has none")
+        if self.module is not None and self.profile != "typed-frames":
+            raise ValueError("profile: a reducer module is given the seed's typed frames only")
         if self.command is not None and not self.command:
             raise ValueError("'command' must not be empty")
         if self.cwd is not None and self.command is None:

@@ -65,6 +65,8 @@ def test_screen_states_are_placed_after_the_frames_the_page_had() -> None:
         target="t",
         time_scale=0.1,
         frames=FRAMES,
+        blocks=[f.block(i) for i, f in enumerate(FRAMES, start=1)],
+        profile="typed-frames",
         sent={1: 0.1, 2: 0.2},
         received=received,
         states=states,
@@ -74,7 +76,6 @@ def test_screen_states_are_placed_after_the_frames_the_page_had() -> None:
         screen=None,
         hidden_at=(),
         console_errors=(),
-        problem=None,
     )
     assert [s.frames for s in obs.states] == [0, 1, 2]
     assert [f.reached_page for f in obs.frames] == [True, True, False]

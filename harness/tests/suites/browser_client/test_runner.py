@@ -5,6 +5,7 @@ defaults are exposed."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -20,10 +21,12 @@ from streamproof.core.requirements import REGISTRY
 from streamproof.core.verdicts import Level, Outcome
 from streamproof.suites.browser_client.observation import BrowserClientObservation
 from streamproof.suites.browser_client.reference.mutants import (
+    AG_UI_INTENDED,
     INTENDED,
     REDUCER_INTENDED,
     SHOWCASE,
 )
+from streamproof.targets.errors import TargetError
 
 pytestmark = pytest.mark.slow
 
@@ -100,3 +103,46 @@ def test_the_reference_reducer_passes_and_its_mutants_are_caught() -> None:
     for bug in REDUCER_INTENDED:
         results = run(reducer, scenarios, bug=bug)
         assert any(INTENDED[bug] in failing(r) for r in results.values()), bug
+
+
+def _silent_page(tmp_path: Path, prompt: str) -> Path:
+    """A page of our own that shows a prompt and a button and never calls the gateway."""
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "index.html").write_text(
+        '<!doctype html><input id="q"><button id="go">Send</button><ul id="log"></ul>',
+        encoding="utf-8",
+    )
+    target = tmp_path / "silent.yaml"
+    target.write_text(
+        "kind: browser-client\nname: silent\n"
+        'command: ["{python}", "-m", "http.server", "{port}", "--bind", "127.0.0.1"]\n'
+        "cwd: site\npath: /index.html\n"
+        f'screen: {{prompt: "{prompt}", send: "#go", message: "#log li", draft: ".draft"}}\n',
+        encoding="utf-8",
+    )
+    return target
+
+
+def test_a_page_that_never_sends_fails_one_run(tmp_path: Path) -> None:
+    need_browser()
+    (result,) = run(_silent_page(tmp_path, "#q"), bundled("worked-example")).values()
+    verdict = failing(result)["BR-ONE-RUN"]
+    assert "sent no chat request" in verdict.message
+    assert result.observation.stream_end == "none"
+
+
+def test_selectors_that_match_nothing_are_the_target_files_error(tmp_path: Path) -> None:
+    need_browser()
+    with pytest.raises(TargetError, match=r"screen\.prompt '#nowhere' matches nothing"):
+        run(_silent_page(tmp_path, "#nowhere"), bundled("worked-example"))
+
+
+def test_the_ag_ui_reference_page_passes_and_its_mutants_are_caught() -> None:
+    """The same scenarios on the AG-UI wire (``profile: ag-ui``)."""
+    need_browser()
+    page = BUNDLED / "reference-ag-ui-page.yaml"
+    passed = _judged(run(page, bundled()))
+    assert _musts() <= set(passed)
+    for bug, rule in AG_UI_INTENDED.items():
+        (result,) = run(page, bundled(SHOWCASE[bug].rsplit("/", 1)[-1]), bug=bug).values()
+        assert rule in failing(result), f"{bug} was not caught by {rule}"

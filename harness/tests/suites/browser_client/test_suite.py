@@ -15,6 +15,7 @@ from streamproof.suites.browser_client.checks import check_browser_client
 from streamproof.suites.browser_client.drivers.chromium import chromium_path
 from streamproof.suites.browser_client.drivers.page import with_query
 from streamproof.suites.browser_client.reference.mutants import (
+    AG_UI_INTENDED,
     BUGS,
     INTENDED,
     REDUCER_INTENDED,
@@ -29,9 +30,10 @@ BROWSER = suite("browser-client")
 
 
 def test_the_references_and_their_mutants() -> None:
-    page, reducer = BROWSER.references()
+    page, reducer, ag_ui = BROWSER.references()
     assert page.name == "browser-client" and set(page.intended) == set(BUGS) == set(INTENDED)
     assert reducer.target == REDUCER_TARGET and dict(reducer.intended) == dict(REDUCER_INTENDED)
+    assert ag_ui.name == "browser-client-ag-ui" and dict(ag_ui.intended) == dict(AG_UI_INTENDED)
     assert set(SHOWCASE) == set(BUGS)
 
 
@@ -88,3 +90,18 @@ def test_a_reducer_module_skips_a_scenario_that_needs_a_transport() -> None:
 
     with pytest.raises(ScenarioSkipped, match="no transport"):
         asyncio.run(go())
+
+
+def test_after_event_counts_frames_on_a_wire_with_several_events_per_frame() -> None:
+    from streamproof.faults.plan import Fault
+    from streamproof.suites.browser_client.runner import on_the_wire
+
+    plan = (
+        Fault.model_validate({"when": {"after_event": 2}, "do": "rst"}),
+        Fault.model_validate({"do": {"status": 502}}),
+    )
+    typed = ["id: 1\nevent: delta\ndata: {}\n\n", "id: 2\nevent: done\ndata: {}\n\n"]
+    assert on_the_wire(plan, typed) == plan
+    ag_ui = ["data: {}\n\ndata: {}\n\n", "data: {}\n\ndata: {}\n\ndata: {}\n\n"]
+    moved = on_the_wire(plan, ag_ui)
+    assert moved[0].when.after_event == 5 and moved[1] == plan[1]

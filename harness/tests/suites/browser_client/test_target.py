@@ -62,3 +62,22 @@ def test_the_command_gets_the_port_and_the_interpreter(tmp_path: Path) -> None:
     )
     argv = target.argv(8123)
     assert argv[1:] == ["-m", "http.server", "8123"] and argv[0].endswith(("python", "python3"))
+
+
+def test_a_profile_and_endpoints_are_read_and_a_module_takes_typed_frames_only(
+    tmp_path: Path,
+) -> None:
+    page = load_browser_target(
+        _write(
+            tmp_path,
+            "url: http://127.0.0.1:1/\nprofile: ag-ui\n"
+            'endpoints: {chat: "POST /agent/{sessionId}"}\n' + SCREEN,
+        )
+    )
+    assert page.profile == "ag-ui" and page.endpoints.chat == "POST /agent/{sessionId}"
+    assert page.endpoints.history == "GET /history/{sessionId}"
+    (tmp_path / "r.mjs").write_text("export function reduce(s) { return s; }\n")
+    with pytest.raises(TargetConfigError, match="typed frames only"):
+        load_browser_target(_write(tmp_path, "module: r.mjs\nprofile: ag-ui\n"))
+    with pytest.raises(TargetConfigError, match="METHOD /path"):
+        load_browser_target(_write(tmp_path, "module: r.mjs\nendpoints: {chat: chat}\n"))

@@ -9,9 +9,9 @@ from streamproof.core.verdicts import Verdict
 from streamproof.suites.browser_client.checks.screen import (
     answers,
     clip,
-    last_state_at,
     norm,
     shown_failed,
+    state_after,
 )
 from streamproof.suites.browser_client.observation import BrowserClientObservation
 
@@ -33,7 +33,7 @@ def draft_cleared_verdicts(obs: BrowserClientObservation) -> list[Verdict]:
     judged = 0
     at: float | None = None
     for frame in ends:
-        state = last_state_at(obs, frame.index)
+        state = state_after(obs, frame.index)
         if state is None:
             continue
         judged += 1
@@ -63,7 +63,7 @@ def draft_cleared_verdicts(obs: BrowserClientObservation) -> list[Verdict]:
 def failed_shown_verdicts(obs: BrowserClientObservation) -> list[Verdict]:
     error = next((f for f in obs.frames if f.type == "error" and f.reached_page), None)
     if error is not None:
-        state = last_state_at(obs, error.index)
+        state = state_after(obs, error.index)
         what = f"the error frame {error.index}"
     elif obs.stream_end == "status":
         state = obs.states[-1] if obs.states else None
@@ -91,7 +91,7 @@ def tool_status_verdicts(obs: BrowserClientObservation) -> list[Verdict]:
     violations: list[str] = []
     at: float | None = None
     for frame in calls:
-        state = last_state_at(obs, frame.index)
+        state = state_after(obs, frame.index)
         if state is None:
             continue
         names = [str(n) for n in frame.data.get("names", [])]
@@ -118,7 +118,7 @@ def every_message_verdicts(obs: BrowserClientObservation) -> list[Verdict]:
     said = [f for f in obs.frames if f.type == "message" and f.reached_page]
     if done is None or not said:
         return [not_applicable("BR-EVERY-MESSAGE", "no run that said something reached done")]
-    state = last_state_at(obs, done.index) or (obs.states[-1] if obs.states else None)
+    state = state_after(obs, done.index) or (obs.states[-1] if obs.states else None)
     if state is None:
         return [not_applicable("BR-EVERY-MESSAGE", "the screen was never read after done")]
     shown = answers(obs, state.messages)

@@ -9,7 +9,7 @@ from collections import Counter
 
 from streamproof.core.requirements import from_violations, not_applicable
 from streamproof.core.verdicts import Verdict
-from streamproof.suites.browser_client.checks.screen import clip, last_state_at, norm
+from streamproof.suites.browser_client.checks.screen import clip, norm, state_after
 from streamproof.suites.browser_client.observation import BrowserClientObservation, ScreenState
 
 __all__ = ["draft_by_author_verdicts", "render_once_verdicts"]
@@ -35,21 +35,23 @@ def render_once_verdicts(obs: BrowserClientObservation) -> list[Verdict]:
     if not messages and not obs.history:
         return [not_applicable("BR-RENDER-ONCE", "no message reached the page")]
     violations: list[str] = []
+    seen: set[tuple[str, int]] = set()
     at: float | None = None
     for state in obs.states:
         shown = [norm(i.text) for i in (*state.messages, *state.drafts)]
         for text, allowed in _allowed(obs, state).items():
-            if len(text) < MIN_TEXT:
+            if len(text) < MIN_TEXT or (text, state.frames) in seen:
                 continue
             count = sum(item.count(text) for item in shown)
             if count > allowed:
+                seen.add((text, state.frames))
                 violations.append(
                     f"{clip(text)} was on screen {count} times after frame {state.frames} "
                     f"(at {state.t:.3f}s)"
                 )
                 at = at if at is not None else state.t
     for frame in messages:
-        after = last_state_at(obs, frame.index)
+        after = state_after(obs, frame.index)
         if after is None:
             continue
         author, text = frame.data.get("author"), norm(str(frame.data.get("text", "")))

@@ -16,9 +16,9 @@ from streamproof.suites.browser_client.observation import (
 __all__ = [
     "answers",
     "clip",
-    "last_state_at",
     "norm",
     "shown_failed",
+    "state_after",
     "status_reads_done",
 ]
 
@@ -42,14 +42,17 @@ def answers(obs: BrowserClientObservation, items: Iterable[Item]) -> list[Item]:
     return [i for i in items if i.author != "user" and norm(i.text) != prompt]
 
 
-def last_state_at(obs: BrowserClientObservation, frames: int) -> ScreenState | None:
-    """The last screen read while exactly ``frames`` frames had reached the page: the page's
-    settled rendering of frame ``frames``, before the next one arrived."""
-    found = None
+def state_after(obs: BrowserClientObservation, frames: int) -> ScreenState | None:
+    """The page's rendering of frame ``frames``: the settled read the harness took once the
+    page went quiet after it (else the last screen read before the next frame arrived). Not
+    the last read of all: a stream cut just after the frame changes the screen again."""
+    last = None
     for state in obs.states:
         if state.frames == frames:
-            found = state
-    return found
+            if state.settled:
+                return state
+            last = state
+    return last
 
 
 def shown_failed(state: ScreenState) -> bool:

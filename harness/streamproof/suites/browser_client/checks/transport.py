@@ -87,10 +87,7 @@ def one_run_verdicts(obs: BrowserClientObservation) -> list[Verdict]:
     if len(chats) == 1:
         return [from_violations("BR-ONE-RUN", [], rule="", ok="one chat request for one message")]
     if not chats:
-        problem = "the page sent no chat request after the prompt was sent"
-        if obs.problem:
-            problem += f" ({obs.problem})"
-        violations = [problem]
+        violations = ["the page sent no chat request after the prompt was typed and sent"]
         at = None
     else:
         times = ", ".join(f"{r.t:.3f}s" for r in chats)

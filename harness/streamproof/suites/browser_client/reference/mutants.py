@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-__all__ = ["BUGS", "INTENDED", "REDUCER_INTENDED", "SHOWCASE"]
+__all__ = ["AG_UI_INTENDED", "BUGS", "INTENDED", "REDUCER_INTENDED", "SHOWCASE"]
 
 BUGS: Final[Mapping[str, str]] = {
     "append-both": "the message is appended and the draft kept: the answer shows twice",
@@ -61,6 +61,11 @@ REDUCER_INTENDED: Final[Mapping[str, str]] = {
     )
 }
 """The reducer's own mutants, caught on the reference reducer module too."""
+
+AG_UI_INTENDED: Final[Mapping[str, str]] = {
+    name: INTENDED[name] for name in ("append-both", "one-draft", "truncated-as-final")
+}
+"""The AG-UI reference page's mutants (``reference/ag_ui/``): the same defects on that wire."""
 
 SHOWCASE: Final[Mapping[str, str]] = {
     "append-both": "browser_client/worked-example",
