@@ -61,4 +61,6 @@ def run(
 
 
 def failing(result: BrowserClientScenarioResult) -> dict[str, Verdict]:
-    return {v.requirement: v for v in result.verdicts if v.outcome is Outcome.FAIL}
+    """The rules the run broke: a MUST failed, or a SHOULD unmet."""
+    broken = (Outcome.FAIL, Outcome.NON_STRICT)
+    return {v.requirement: v for v in result.verdicts if v.outcome in broken}

@@ -24,6 +24,7 @@ BUGS: Final[Mapping[str, str]] = {
     ),
     "error-not-shown": "an error frame clears the draft and the status: the failure is not shown",
     "final-only": "only final messages are kept: a multi-agent run's other answers vanish",
+    "silent-tool-call": "a tool call clears the draft but the status does not say it",
     "replay-deltas-on-reconnect": (
         "on reconnect the draft is kept beside the history's messages, as if the deltas would "
         "resume"
@@ -43,6 +44,7 @@ INTENDED: Final[Mapping[str, str]] = {
     "transient-double-render": "BR-RENDER-ONCE",
     "error-not-shown": "BR-FAILED-SHOWN",
     "final-only": "BR-EVERY-MESSAGE",
+    "silent-tool-call": "BR-TOOL-STATUS",
     "replay-deltas-on-reconnect": "BR-RECONNECT-HISTORY",
     "re-post-on-reconnect": "BR-ONE-RUN",
     "truncated-as-final": "BR-TRUNCATED-NOT-FINAL",
@@ -58,6 +60,7 @@ REDUCER_INTENDED: Final[Mapping[str, str]] = {
         "transient-double-render",
         "error-not-shown",
         "final-only",
+        "silent-tool-call",
     )
 }
 """The reducer's own mutants, caught on the reference reducer module too."""
@@ -74,6 +77,7 @@ SHOWCASE: Final[Mapping[str, str]] = {
     "transient-double-render": "browser_client/worked-example",
     "error-not-shown": "browser_client/error-mid-draft",
     "final-only": "browser_client/multi-agent-messages",
+    "silent-tool-call": "browser_client/worked-example",
     "replay-deltas-on-reconnect": "browser_client/cut-mid-draft",
     "re-post-on-reconnect": "browser_client/cut-mid-draft",
     "truncated-as-final": "browser_client/ends-without-done",

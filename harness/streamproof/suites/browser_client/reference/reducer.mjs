@@ -17,6 +17,7 @@
 //                            like one still waiting
 //   final-only               only a final message is kept: a multi-agent run's other answers
 //                            vanish
+//   silent-tool-call         a tool call clears the draft but says nothing in the status
 
 export const initialState = Object.freeze({ messages: [], draft: null, status: null });
 
@@ -27,6 +28,7 @@ const BUGS = new Set([
   "transient-double-render",
   "error-not-shown",
   "final-only",
+  "silent-tool-call",
 ]);
 
 function bug() {
@@ -79,6 +81,7 @@ export function reduce(state, frame) {
       return { ...current, messages, draft: null };
     }
     case "tool_call": {
+      if (mutant === "silent-tool-call") return { ...current, draft: null };
       const names = d && Array.isArray(d.names) ? d.names : [];
       return { ...current, draft: null, status: `Calling ${names.join(", ")}` };
     }
