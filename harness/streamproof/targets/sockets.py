@@ -12,11 +12,22 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 from pathlib import Path
 
-__all__ = ["group_members", "group_owns_listener", "listener_pids"]
+__all__ = ["free_port", "group_members", "group_owns_listener", "listener_pids"]
 
 _PROC = Path("/proc")
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on right now (for a target started with ``{port}``)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
 _LISTEN = "0A"
 
 

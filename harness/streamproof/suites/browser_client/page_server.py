@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import time
 
 import aiohttp
@@ -14,21 +13,15 @@ import aiohttp
 from streamproof.suites.browser_client.target import BrowserTarget
 from streamproof.targets.errors import TargetError
 from streamproof.targets.process import TargetProcess
+from streamproof.targets.sockets import free_port
 
 __all__ = ["PageServer"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 class PageServer:
     def __init__(self, target: BrowserTarget, *, gateway_url: str) -> None:
         self.target = target
-        self.port = target.port if isinstance(target.port, int) else _free_port()
+        self.port = target.port if isinstance(target.port, int) else free_port()
         env = {**os.environ, **target.env, "PORT": str(self.port)}
         if target.gateway.env is not None:
             env[target.gateway.env] = gateway_url

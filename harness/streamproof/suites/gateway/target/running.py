@@ -18,16 +18,9 @@ from streamproof.targets.bugs import check_bug
 from streamproof.targets.build import ensure_built
 from streamproof.targets.errors import TargetError
 from streamproof.targets.process import TargetProcess
-from streamproof.targets.sockets import group_owns_listener, listener_pids
+from streamproof.targets.sockets import free_port, group_owns_listener, listener_pids
 
 __all__ = ["RunningGateway", "start_gateway"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _in_use(port: int) -> bool:
@@ -96,7 +89,7 @@ async def start_gateway(
     assert target.command is not None
     if target.build is not None:
         await ensure_built(target.name, target.build)
-    port = _free_port() if target.port == "auto" else target.port
+    port = free_port() if target.port == "auto" else target.port
     if port and _in_use(port):
         # Another process would answer readiness and the scenarios would run against it.
         raise TargetError(
