@@ -11,9 +11,11 @@ from collections.abc import Iterable, Mapping
 from typing import Literal
 
 __all__ = [
+    "BINDINGS",
     "CLIENT_CAPABILITIES",
     "GATEWAY_CAPABILITIES",
     "INSTALL_SKIPS",
+    "Binding",
     "ClientCapability",
     "GatewayCapability",
     "ScenarioSkipped",
@@ -45,6 +47,10 @@ class ScenarioSkipped(Exception):
 GatewayCapability = Literal["multi_agent", "none_mode", "history", "auth", "run_timeout"]
 ClientCapability = Literal["follow_up", "proxy_env"]
 Wire = Literal["0.3", "1.0"]
+Binding = Literal["jsonrpc", "rest", "grpc"]
+"""An A2A protocol binding a client speaks (docs/reference/a2a-client-contract.md#bindings):
+JSON-RPC, HTTP+JSON (REST) or gRPC."""
+BINDINGS: tuple[Binding, ...] = ("jsonrpc", "rest", "grpc")
 
 GATEWAY_CAPABILITIES: Mapping[str, str] = {
     "multi_agent": "the sub-agents billing (reached by transfer_to_agent) and courier (a "
@@ -61,6 +67,9 @@ CLIENT_CAPABILITIES: Mapping[str, str] = {
     "proxy_env": "its HTTP calls honour HTTP_PROXY (a forward proxy between it and the agent)",
     "wire 0.3": 'the A2A 0.3 wire, wires: ["0.3"]',
     "wire 1.0": 'the A2A 1.0 wire, wires: ["1.0"]',
+    "binding jsonrpc": "the JSON-RPC binding, bindings: [jsonrpc]",
+    "binding rest": "the HTTP+JSON (REST) binding, bindings: [rest]",
+    "binding grpc": "the gRPC binding, bindings: [grpc]",
 }
 
 

@@ -27,7 +27,11 @@ from a2a.helpers import new_data_part, new_task_from_user_message, new_text_mess
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import (
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Role
 from a2a.types import TaskState as SdkState
@@ -116,8 +120,15 @@ class ScriptedAgent(AgentExecutor):
             await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
-def _card(url: str, wire: Literal["1.0", "both"], name: str, streaming: bool) -> AgentCard:
+def _card(
+    url: str, wire: Literal["1.0", "both"], name: str, streaming: bool, rest: bool = False
+) -> AgentCard:
     interfaces = [AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")]
+    if rest:
+        base = url.removesuffix("/")
+        interfaces.insert(
+            0, AgentInterface(url=base, protocol_binding="HTTP+JSON", protocol_version="1.0")
+        )
     if wire == "both":
         interfaces.append(
             AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="0.3")
@@ -135,11 +146,18 @@ def _card(url: str, wire: Literal["1.0", "both"], name: str, streaming: bool) ->
 
 
 def scripted_app(
-    script: A2AScript, url: str, *, wire: Literal["1.0", "both"], time_scale: float
+    script: A2AScript,
+    url: str,
+    *,
+    wire: Literal["1.0", "both"],
+    time_scale: float,
+    rest: bool = False,
 ) -> Starlette:
-    """a2a-sdk's card and JSON-RPC routes (at ``/``) around a :class:`ScriptedAgent`."""
+    """a2a-sdk's card and JSON-RPC routes (at ``/``) around a :class:`ScriptedAgent`; with
+    ``rest``, its HTTP+JSON routes too (``/message:send``...; the card lists that interface
+    first)."""
     server = script.server
-    card = _card(url, wire, server.name, server.streaming)
+    card = _card(url, wire, server.name, server.streaming, rest)
     handler = DefaultRequestHandler(
         agent_executor=ScriptedAgent(script, time_scale),
         task_store=InMemoryTaskStore(),
@@ -149,12 +167,18 @@ def scripted_app(
         *create_agent_card_routes(card),
         *create_jsonrpc_routes(handler, "/", enable_v0_3_compat=wire == "both"),
     ]
+    if rest:
+        routes += create_rest_routes(handler, enable_v0_3_compat=wire == "both")
     return Starlette(routes=routes)
 
 
 @asynccontextmanager
 async def serve_scripted(
-    script: A2AScript, *, wire: Literal["1.0", "both"], time_scale: float = 1.0
+    script: A2AScript,
+    *,
+    wire: Literal["1.0", "both"],
+    time_scale: float = 1.0,
+    rest: bool = False,
 ) -> AsyncIterator[str]:
     """Serve :func:`scripted_app` on a free loopback port for the ``with`` body; yields the
     base URL (the JSON-RPC endpoint is ``base + "/"``)."""
@@ -163,7 +187,7 @@ async def serve_scripted(
     sock.bind(("127.0.0.1", 0))
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     config = uvicorn.Config(
-        scripted_app(script, base + "/", wire=wire, time_scale=time_scale),
+        scripted_app(script, base + "/", wire=wire, time_scale=time_scale, rest=rest),
         log_level="error",
         timeout_graceful_shutdown=1,
         lifespan="off",

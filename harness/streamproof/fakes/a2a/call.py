@@ -63,6 +63,7 @@ class _Fake(Protocol):
         payload: Any,
         *,
         status: int = 200,
+        content_type: str = ...,
     ) -> web.StreamResponse: ...
 
     async def _error_json(

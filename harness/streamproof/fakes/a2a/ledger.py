@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from streamproof.core.capabilities import Binding
+
 __all__ = [
     "A2ALedger",
     "Ending",
@@ -73,12 +75,17 @@ class RequestRecord(_Record):
     http_method: str
     path: str
     rpc_method: str | None
-    """The JSON-RPC ``method`` as sent (even an unknown one), if the body had one."""
+    """The JSON-RPC ``method`` as sent (even an unknown one), if the body had one; on the REST
+    binding, the 1.0 method its route stands for (``POST /message:stream``:
+    ``SendStreamingMessage``), so one method vocabulary serves both bindings."""
     rpc_id: Any = None
     wire: Literal["0.3", "1.0"] | None = None
     """The grammar of ``rpc_method`` (None: not an A2A method)."""
+    binding: Binding | None = None
+    """Which binding carried it: ``jsonrpc`` (a POST to the JSON-RPC endpoint) or ``rest`` (a
+    REST route); None for the card and for a path no binding serves."""
     params: Any = None
-    """The ``params`` exactly as sent."""
+    """The ``params`` exactly as sent (on REST: the body, or the query as an object)."""
     body_excerpt: str | None = None
     """The start of a body that was not a JSON-RPC object (for error reports)."""
     accept: str | None = None

@@ -17,18 +17,18 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from aiohttp import web
 
 from streamproof.core.durations import TimeScale
 from streamproof.fakes.a2a.call import _POLL
 from streamproof.fakes.a2a.clock import _TaskClock
+from streamproof.fakes.a2a.dispatch import _RpcCall
 from streamproof.fakes.a2a.ledger import A2ALedger, Ending
-from streamproof.fakes.a2a.messages import _MessageMethods
+from streamproof.fakes.a2a.rest import answer_rest, serves_rest
 from streamproof.fakes.a2a.script import A2AScript
 from streamproof.fakes.a2a.state import _RequestState, _Run
-from streamproof.fakes.a2a.tasks import _TaskMethods
 from streamproof.fakes.serving import serve
 from streamproof.protocol import a2a
 
@@ -107,6 +107,7 @@ class FakeA2AServer(_TaskClock):
         time_scale: float | TimeScale = 1.0,
         public_url: str | None = None,
         keyed: Mapping[str, A2AScript] | None = None,
+        binding: Literal["jsonrpc", "rest"] = "jsonrpc",
     ) -> None:
         """Set the script and forget everything else: tasks stop, open streams are cut, the
         ledger empties and the epoch becomes now. ``public_url`` is the JSON-RPC URL the card
@@ -119,10 +120,16 @@ class FakeA2AServer(_TaskClock):
         the server behaves); a new message that holds no marker or several is refused with
         -32603 and recorded ``rejected``. The agent is also served under ``/<marker>`` for
         each marker (its card advertises that path), so a call given that base URL names
-        itself in every request's path."""
+        itself in every request's path.
+
+        ``binding`` is the one the card advertises (``rest``: HTTP+JSON only, a 1.0 wire
+        only); a script whose wire has 1.0 is served on both bindings whatever the card says
+        (:mod:`streamproof.fakes.a2a.rest`)."""
+        if binding == "rest" and script is not None and script.server.wire == "0.3":
+            raise ValueError("the REST binding is served on the 1.0 wire only (server.wire)")
         scale = time_scale if isinstance(time_scale, TimeScale) else TimeScale(time_scale)
         self._retire(self._run)
-        self._run = _Run(script, scale, public_url, keyed)
+        self._run = _Run(script, scale, public_url, keyed, binding)
 
     def set_epoch(self, t0: float) -> None:
         """Record times relative to ``t0`` (a ``time.monotonic()`` value)."""
@@ -228,7 +235,10 @@ class FakeA2AServer(_TaskClock):
         if path == a2a.AGENT_CARD_PATH and request.method in ("GET", "HEAD"):
             return await self._card(run, request, state, prefix or "")
         if path == RPC_PATH and request.method == "POST":
+            state.binding = "jsonrpc"
             return await self._rpc(run, request, state)
+        if serves_rest(run) and path not in (a2a.AGENT_CARD_PATH, RPC_PATH):
+            return await answer_rest(self, run, request, state, path)
         status = 405 if path in (a2a.AGENT_CARD_PATH, RPC_PATH) else 404
         body = {"error": f"{request.method} {request.path} is not served by this agent"}
         return await self._send_json(run, request, state, body, status=status)
@@ -245,7 +255,9 @@ class FakeA2AServer(_TaskClock):
         url = run.public_url or f"{request.scheme}://{request.host}{RPC_PATH}"
         if prefix:
             url = url.removesuffix(RPC_PATH) + prefix + RPC_PATH
-        card = a2a.agent_card(url, server.wire, name=server.name, streaming=server.streaming)
+        card = a2a.agent_card(
+            url, server.wire, name=server.name, streaming=server.streaming, binding=run.binding
+        )
         return await self._send_json(run, request, state, card)
 
     async def _rpc(
@@ -301,14 +313,15 @@ class FakeA2AServer(_TaskClock):
         payload: Any,
         *,
         status: int = 200,
+        content_type: str = a2a.JSON_CONTENT_TYPE,
     ) -> web.StreamResponse:
-        """Write a whole JSON body; recorded ``completed`` once it is out."""
+        """Write a whole JSON body (``payload`` as JSON; a ``str`` is written as it is, with
+        its ``content_type``); recorded ``completed`` once it is out."""
         state.status = status
         state.response = "json"
+        text = payload if isinstance(payload, str) else a2a.dumps(payload)
         response = web.Response(
-            status=status,
-            body=a2a.dumps(payload).encode("utf-8"),
-            headers={"Content-Type": a2a.JSON_CONTENT_TYPE},
+            status=status, body=text.encode("utf-8"), headers={"Content-Type": content_type}
         )
         try:
             await response.prepare(request)
@@ -330,19 +343,3 @@ class FakeA2AServer(_TaskClock):
     ) -> web.StreamResponse:
         state.error_code = error.code
         return await self._send_json(run, request, state, a2a.encode_error(error, version))
-
-
-class _RpcCall(_MessageMethods, _TaskMethods):
-    """One decoded JSON-RPC call, answered by its method family."""
-
-    async def answer(self) -> web.StreamResponse:
-        params = self.rpc.params
-        if isinstance(params, a2a.SendParams):
-            return await self._message(params)
-        if isinstance(params, a2a.TaskQueryParams):
-            return await self._get(params)
-        if isinstance(params, a2a.ListTasksParams):
-            return await self._list(params)
-        if self.rpc.op == "cancel":
-            return await self._cancel(params)
-        return await self._resubscribe(params)

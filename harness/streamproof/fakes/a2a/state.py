@@ -73,6 +73,7 @@ class _RequestState:
     rpc_method: str | None = None
     rpc_id: Any = None
     wire: Literal["0.3", "1.0"] | None = None
+    binding: Literal["jsonrpc", "rest"] | None = None
     params: Any = None
     body_excerpt: str | None = None
     status: int = 0
@@ -93,6 +94,7 @@ class _RequestState:
             rpc_method=self.rpc_method,
             rpc_id=self.rpc_id,
             wire=self.wire,
+            binding=self.binding,
             params=self.params,
             body_excerpt=self.body_excerpt,
             accept=self.accept,
@@ -143,8 +145,11 @@ class _Run:
         scale: TimeScale,
         public_url: str | None,
         keyed: Mapping[str, A2AScript] | None = None,
+        binding: Literal["jsonrpc", "rest"] = "jsonrpc",
     ) -> None:
         self.script = script
+        self.binding: Literal["jsonrpc", "rest"] = binding
+        """The binding the card advertises (both are served when the wire has 1.0)."""
         self.keyed: Mapping[str, A2AScript] = dict(keyed or {})
         self.scale = scale
         self.public_url = public_url

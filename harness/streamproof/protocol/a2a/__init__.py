@@ -63,6 +63,10 @@ the code is about.
 * :mod:`~streamproof.protocol.a2a.requests`: requests as a server takes them
   (:func:`decode_request`, :func:`decode_request_object`, :func:`decode_served_request`) and
   the ``A2A-Version`` check (:func:`check_version`).
+* :mod:`~streamproof.protocol.a2a.rest`: the 1.0 HTTP+JSON (REST) binding: its routes
+  (:func:`match_route`, :func:`rest_method`), its requests decoded into the same
+  :class:`RpcRequest` (:func:`decode_rest_request`), its errors as HTTP statuses
+  (:func:`encode_rest_error`).
 """
 
 from __future__ import annotations
@@ -127,6 +131,17 @@ from streamproof.protocol.a2a.requests import (
     decode_request_object,
     decode_served_request,
 )
+from streamproof.protocol.a2a.rest import (
+    REST_CONTENT_TYPE,
+    REST_ERROR_CONTENT_TYPE,
+    REST_STATUS,
+    RestMiss,
+    RestRoute,
+    decode_rest_request,
+    encode_rest_error,
+    match_route,
+    rest_method,
+)
 from streamproof.protocol.a2a.vocabulary import (
     CONTENT_TYPE_NOT_SUPPORTED,
     EXTENDED_CARD_NOT_CONFIGURED,
@@ -177,6 +192,9 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
     "PUSH_NOTIFICATION_NOT_SUPPORTED",
+    "REST_CONTENT_TYPE",
+    "REST_ERROR_CONTENT_TYPE",
+    "REST_STATUS",
     "SSE_CONTENT_TYPE",
     "STREAMING_OPS",
     "TASK_NOT_CANCELABLE",
@@ -194,6 +212,8 @@ __all__ = [
     "Op",
     "Params",
     "Part",
+    "RestMiss",
+    "RestRoute",
     "Role",
     "RpcError",
     "RpcRequest",
@@ -216,6 +236,7 @@ __all__ = [
     "decode_request",
     "decode_request_object",
     "decode_response",
+    "decode_rest_request",
     "decode_send_result",
     "decode_served_request",
     "decode_stream_event",
@@ -224,6 +245,7 @@ __all__ = [
     "encode_error",
     "encode_message",
     "encode_request",
+    "encode_rest_error",
     "encode_result",
     "encode_send_result",
     "encode_stream_event",
@@ -231,9 +253,11 @@ __all__ = [
     "ends_turn",
     "limit_history",
     "loads",
+    "match_route",
     "method_name",
     "new_id",
     "op_of",
+    "rest_method",
     "rpc_error",
     "state_name",
     "text_of",

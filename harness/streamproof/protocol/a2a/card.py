@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from streamproof.protocol.a2a.vocabulary import ServedWire
 
@@ -17,8 +17,16 @@ def agent_card(
     name: str = "streamproof-fake-agent",
     description: str = "A scripted A2A agent (streamproof fake server)",
     streaming: bool = True,
+    binding: Literal["jsonrpc", "rest"] = "jsonrpc",
 ) -> dict[str, Any]:
     """The card served at :data:`AGENT_CARD_PATH`; ``url`` is the JSON-RPC endpoint.
+
+    ``binding: rest`` (a 1.0 wire only): the card lists one interface, HTTP+JSON 1.0 at the
+    agent's base URL (``url`` without its trailing ``/``: a REST client appends
+    ``/message:stream``...), as a2a-sdk 1.3 spells it, and none of the JSON-RPC ones, so a
+    client that picks its transport from the card lands on REST
+    (docs/reference/a2a-client-contract.md#bindings). The 0.3 top-level fields stay out: a
+    0.3 client has no HTTP+JSON 1.0.
 
     How a2a-sdk 1.3 picks its transport from the card (§1.1, ``client_factory.py``):
 
@@ -38,6 +46,24 @@ def agent_card(
         "description": "Plays a scripted task timeline",
         "tags": ["streamproof"],
     }
+    if binding == "rest":
+        if wire == "0.3":
+            raise ValueError("the REST binding is served on the 1.0 wire only")
+        rest = {
+            "url": url.removesuffix("/"),
+            "protocolBinding": "HTTP+JSON",
+            "protocolVersion": "1.0",
+        }
+        return {
+            "name": name,
+            "description": description,
+            "supportedInterfaces": [rest],
+            "version": "1.0.0",
+            "capabilities": capabilities,
+            "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["text/plain"],
+            "skills": [skill],
+        }
     if wire == "0.3":
         return {
             "protocolVersion": "0.3.0",

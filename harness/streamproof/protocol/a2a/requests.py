@@ -104,6 +104,13 @@ def _decode_list_params(r: _Reader) -> ListTasksParams:
     )
 
 
+def _decode_task_query(r: _Reader) -> TaskQueryParams:
+    history_length = r.integer("historyLength")
+    if r.version == "1.0" and history_length is not None and history_length < 0:
+        raise WireFormatError(r.at("historyLength"), "must not be negative")
+    return TaskQueryParams(id=r.required("id", non_empty=True), history_length=history_length)
+
+
 def decode_request_object(value: Any, served: ServedWire = "both") -> RpcRequest | RpcError:
     """Decode one parsed JSON-RPC request, or say which error answers it.
 
@@ -183,13 +190,7 @@ def _decode(value: Any, served: ServedWire, header: object) -> RpcRequest | RpcE
         if op in ("send", "stream"):
             params = _decode_send_params(r)
         elif op == "get":
-            history_length = r.integer("historyLength")
-            if version == "1.0" and history_length is not None and history_length < 0:
-                raise WireFormatError(r.at("historyLength"), "must not be negative")
-            params = TaskQueryParams(
-                id=r.required("id", non_empty=True),
-                history_length=history_length,
-            )
+            params = _decode_task_query(r)
         elif op == "list":
             params = _decode_list_params(r)
         else:
