@@ -37,10 +37,12 @@ required fault never fired (a target that bypasses the link, a trigger that neve
 with a verdict of its own kind, ``fault.fired`` (:mod:`streamproof.faults.fired`).
 
 Matching: ``method`` (case-insensitive), ``path`` (an :func:`fnmatch.fnmatchcase` glob on the
-path without the query; ``*`` also matches ``/``), ``rpc`` (the JSON-RPC ``method`` of a JSON
-request body, e.g. ``message/stream``; a batch has none) and ``occurrence`` (1-based: which of
-the requests matching this fault's method/path/rpc it applies to; default every one). Each
-fault counts its own matches. Several faults may apply to one request; they act in plan order.
+path without the query; ``*`` also matches ``/``), ``rpc`` (the A2A method: the JSON-RPC
+``method`` of a JSON request body, e.g. ``message/stream``, or the 1.0 method of an A2A REST
+route, ``POST /message:stream``; either wire's spelling matches both; a batch has none) and
+``occurrence`` (1-based: which of the requests matching this fault's method/path/rpc it applies
+to; default every one). Each fault counts its own matches. Several faults may apply to one
+request; they act in plan order.
 
 Triggers (at most one; the default is ``on_request`` for status/refuse/delay, else
 ``on_response_headers``):
@@ -89,7 +91,9 @@ from streamproof.faults.when import (
     TriggerKind,
     When,
     _Model,
+    request_rpc,
     rpc_method,
+    same_rpc,
 )
 
 __all__ = [
@@ -111,7 +115,9 @@ __all__ = [
     "TriggerKind",
     "When",
     "parse_plan",
+    "request_rpc",
     "rpc_method",
+    "same_rpc",
 ]
 
 

@@ -50,6 +50,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from streamproof.faults.when import same_rpc
+
 __all__ = ["EndBy", "EndHow", "FaultRef", "LinkEvent", "LinkEventKind", "count_requests"]
 
 LinkEventKind = Literal[
@@ -96,7 +98,8 @@ class LinkEvent(_Record):
     method: str | None = None
     path: str | None = None
     rpc: str | None = None
-    """The JSON-RPC ``method`` of the request body, when it had one."""
+    """The A2A method the request asks for, when it names one: its JSON-RPC body's ``method``,
+    or the 1.0 method of its REST route (:func:`~streamproof.faults.when.request_rpc`)."""
     status: int | None = None
     """The upstream status (``response_headers``) or the status sent (``end`` of a ``status``)."""
     event_index: int | None = None
@@ -123,7 +126,7 @@ def count_requests(
             continue
         if path is not None and not fnmatch.fnmatchcase(e.path or "", path):
             continue
-        if rpc is not None and e.rpc != rpc:
+        if rpc is not None and not same_rpc(e.rpc, rpc):
             continue
         count += 1
     return count

@@ -20,6 +20,7 @@ from typing import Any, Final, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from streamproof.core.durations import Duration, format_duration
+from streamproof.protocol.a2a import op_of, rest_method
 
 TriggerKind = Literal[
     "on_request", "on_response_headers", "after_event", "after_bytes", "after", "idle"
@@ -48,7 +49,9 @@ class When(_Model):
     path: str | None = None
     """A glob on the request path, query excluded: ``/chat/*``."""
     rpc: str | None = Field(None, min_length=1)
-    """The JSON-RPC ``method`` of the request body: ``message/stream``, ``tasks/resubscribe``."""
+    """The A2A method a request asks for: ``message/stream``, ``tasks/resubscribe``; either
+    wire's spelling matches both (``SendStreamingMessage`` is ``message/stream``), on the
+    JSON-RPC binding (the body's ``method``) and on REST (``POST /message:stream``)."""
     occurrence: StrictInt | tuple[StrictInt, ...] | None = None
     """1-based: which of this fault's matching requests it applies to (default: all)."""
 
@@ -128,7 +131,7 @@ class When(_Model):
             return False
         if self.path is not None and not fnmatch.fnmatchcase(request.path, self.path):
             return False
-        return self.rpc is None or request.rpc == self.rpc
+        return self.rpc is None or same_rpc(request.rpc, self.rpc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +171,26 @@ class RequestInfo:
     path: str
     """Without the query string."""
     rpc: str | None = None
+
+
+def same_rpc(seen: str | None, named: str) -> bool:
+    """Whether a request's method ``seen`` is the method a fault ``named``: the same A2A
+    operation in either wire's spelling (``message/stream`` and ``SendStreamingMessage``),
+    else the same name."""
+    if seen is None:
+        return False
+    op_seen, op_named = op_of(seen), op_of(named)
+    if op_seen is not None and op_named is not None:
+        return op_seen == op_named
+    return seen == named
+
+
+def request_rpc(method: str, path: str, body: bytes) -> str | None:
+    """The A2A method a request asks for: the JSON-RPC ``method`` of its body, else the 1.0
+    method its REST route stands for (``POST /message:stream``: ``SendStreamingMessage``), else
+    ``None``. The fake A2A server records the same name, so the link's records and its pair."""
+    named = rpc_method(body) if body else None
+    return named if named is not None else rest_method(method, path)
 
 
 def rpc_method(body: bytes) -> str | None:

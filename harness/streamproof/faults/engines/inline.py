@@ -65,7 +65,7 @@ from aiohttp import web
 from streamproof.core.durations import TimeScale
 from streamproof.fakes.serving import LISTEN_BACKLOG
 from streamproof.faults.engines.inline_exchange import ExchangeHandling, _Exchange
-from streamproof.faults.plan import Fault, PlanState, rpc_method
+from streamproof.faults.plan import Fault, PlanState, request_rpc
 from streamproof.faults.records import LinkEvent, count_requests
 
 __all__ = ["InlineEngine", "InlineProxy"]
@@ -310,7 +310,7 @@ class InlineProxy(ExchangeHandling):
                 self._record(ex, "request")
                 self._client_left(ex)
                 return web.Response()
-            ex.rpc = rpc_method(body) if body else None
+            ex.rpc = request_rpc(request.method, request.path, body)
             self._record(ex, "request")
             return await self._exchange(request, ex, body)
         except asyncio.CancelledError:

@@ -59,7 +59,7 @@ from urllib.parse import unquote, urlsplit
 from streamproof.core.durations import TimeScale
 from streamproof.faults.engines.mitmproxy_exchange import Exchange, ExchangeHandling
 from streamproof.faults.engines.mitmproxy_wire import client_streams
-from streamproof.faults.plan import Fault, PlanState, RequestInfo, rpc_method
+from streamproof.faults.plan import Fault, PlanState, RequestInfo, request_rpc
 from streamproof.faults.records import FaultRef, LinkEvent
 from streamproof.faults.shaper import Shaper
 
@@ -206,12 +206,13 @@ class PlanAddon(ExchangeHandling):
             return
         req = flow.request
         body = req.raw_content or b""
+        path = unquote(urlsplit(req.path).path)
         ex = Exchange(
             connection=self._connections.get(client.id, -1),
             request=self._next_request,
             method=req.method,
-            path=unquote(urlsplit(req.path).path),
-            rpc=rpc_method(body) if body else None,
+            path=path,
+            rpc=request_rpc(req.method, path, body),
             client=client,
         )
         self._next_request += 1
