@@ -1,6 +1,10 @@
 """Collecting scenario files into items, one per scenario, marked with their kind and the
 levels of their requirements; and what the session selected (how many scenarios, which kinds).
 
+A suite may run one scenario several ways on the run's target (``variants``: the A2A client
+suite runs a scenario once per binding the client declares): each run is an item of its own,
+named by its own id (``<id>[rest]``).
+
 Scenario ids are unique across everything one session collects: every file's load shares the
 session's :class:`~streamproof.suites.loading.ScenarioIds`, so a file that uses an id another file
 (or the same one) already used is a collection error naming both places. Like any collection
@@ -11,6 +15,7 @@ would have selected: the check is made at collection, before deselection.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,7 +45,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 class ScenarioFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        from streamproof.suites import REGISTRY
+        from streamproof.suites import REGISTRY, suite
         from streamproof.suites.loading import ScenarioError, ScenarioIds, load_scenarios
 
         ids = self.config.stash.setdefault(_IDS_KEY, ScenarioIds())
@@ -48,13 +53,18 @@ class ScenarioFile(pytest.File):
             loaded = load_scenarios(self.path, ids)
         except ScenarioError as exc:
             raise self.CollectError(str(exc)) from None
-        for entry in loaded:
-            item = ScenarioItem.from_parent(self, name=entry.scenario.id, loaded=entry)
-            item.add_marker(entry.scenario.kind.replace("-", "_"))
-            levels = {REGISTRY[r].level.value.lower() for r in entry.scenario.requirements}
-            for level in sorted(levels):
-                item.add_marker(level)
-            yield item
+        target = self.config.getoption("--streamproof-target", None)
+        for loaded_entry in loaded:
+            expand = getattr(suite(loaded_entry.scenario.kind), "variants", None)
+            runs = expand(loaded_entry.scenario, target) if expand else (loaded_entry.scenario,)
+            for scenario in runs:
+                entry = replace(loaded_entry, scenario=scenario)
+                item = ScenarioItem.from_parent(self, name=scenario.id, loaded=entry)
+                item.add_marker(scenario.kind.replace("-", "_"))
+                levels = {REGISTRY[r].level.value.lower() for r in scenario.requirements}
+                for level in sorted(levels):
+                    item.add_marker(level)
+                yield item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

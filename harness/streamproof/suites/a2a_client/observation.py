@@ -8,7 +8,7 @@ the scenario's epoch (one ``time.monotonic()`` origin shared by the fake server'
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_serializer
 
@@ -46,6 +46,9 @@ class A2AClientObservation(_Record):
     target: str
     wire: str
     """What the fake served: ``0.3``, ``1.0`` or ``both``."""
+    binding: Literal["jsonrpc", "rest", "grpc"] = "jsonrpc"
+    """The binding the run was on: what the card advertised and ``STREAMPROOF_A2A_BINDING``
+    said (the ledger's records say which binding each request came on)."""
     resubscribe_snapshot: bool = True
     """Whether a resubscribe started with a Task snapshot (a2a-sdk 1.x) or not (0.3.x)."""
     snapshot_artifacts: bool = True

@@ -21,9 +21,14 @@ import secrets
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 
-from streamproof.core.capabilities import CLIENT_CAPABILITIES, ScenarioSkipped, missing_reason
+from streamproof.core.capabilities import (
+    CLIENT_CAPABILITIES,
+    Binding,
+    ScenarioSkipped,
+    missing_reason,
+)
 from streamproof.core.concurrency import MAX_CONCURRENCY, merge_verdicts
 from streamproof.core.durations import TimeScale
 from streamproof.core.verdicts import Outcome, Verdict
@@ -69,6 +74,14 @@ for whole calls, seconds at the default scale, far past it."""
 SETTLE_S: Final = 2.0
 """How long the harness waits after the last turn for the fake and the link to see the client's
 connections go (they notice within tens of milliseconds)."""
+
+
+def _served(binding: Binding) -> Literal["jsonrpc", "rest"]:
+    """The binding the fake's card advertises for a run on ``binding`` (gRPC runs are
+    skipped before they load)."""
+    if binding == "grpc":
+        raise ValueError("the fake A2A server does not serve gRPC")
+    return binding
 
 
 @dataclass(frozen=True)
@@ -144,6 +157,7 @@ class A2AClientEnvironment:
             "label": self.target_label,
             "command": self.target.argv(),
             "wires": list(self.target.wires),
+            "bindings": list(self.target.bindings),
             "capabilities": sorted(self.target.capabilities),
         }
 
@@ -210,7 +224,13 @@ class A2AClientEnvironment:
         agent_url = self._fake_url if forward else self._url
         assert agent_url is not None
         proxy = self._url if forward else None
-        self.fake.load(scenario.script, time_scale=scale, public_url=agent_url + RPC_PATH)
+        binding = scenario.run_binding
+        self.fake.load(
+            scenario.script,
+            time_scale=scale,
+            public_url=agent_url + RPC_PATH,
+            binding=_served(binding),
+        )
         link.load(scenario.links.a2a)
         t0 = time.monotonic()
         self.fake.set_epoch(t0)
@@ -236,6 +256,7 @@ class A2AClientEnvironment:
                 time_scale=self.scale.factor,
                 proxy=proxy,
                 first_request=self._first_request,
+                binding=binding,
             )
 
         turns = [await turn(0, scenario.client.prompt, None, None)]
@@ -271,6 +292,12 @@ class A2AClientEnvironment:
         if missing:
             reason = missing_reason(self.target.name, missing, (), CLIENT_CAPABILITIES)
             raise ScenarioSkipped(reason or f"needs {', '.join(missing)}")
+        if scenario.run_binding == "grpc":
+            raise ScenarioSkipped(
+                "the gRPC binding is not served by this install's fake A2A server "
+                "(docs/reference/a2a-client-contract.md#bindings)",
+                cause="engine",
+            )
 
     def _observe(
         self,
@@ -290,6 +317,7 @@ class A2AClientEnvironment:
             scenario=scenario.id,
             target=self.target_label,
             wire=scenario.server.wire,
+            binding=scenario.run_binding,
             resubscribe_snapshot=scenario.server.resubscribe_snapshot,
             snapshot_artifacts=scenario.server.snapshot_artifacts,
             time_scale=scale.factor,
@@ -328,7 +356,11 @@ class A2AClientEnvironment:
         markers = [call_marker(i, token) for i in range(k)]
         keyed = {m: tag_script(scenario.script, m) for m in markers}
         self.fake.load(
-            scenario.script, time_scale=scale, public_url=self._url + RPC_PATH, keyed=keyed
+            scenario.script,
+            time_scale=scale,
+            public_url=self._url + RPC_PATH,
+            keyed=keyed,
+            binding=_served(scenario.run_binding),
         )
         link.load(())
         t0 = time.monotonic()
@@ -371,6 +403,7 @@ class A2AClientEnvironment:
                 bug=self.bug,
                 time_scale=scale.factor,
                 first_request=first_request_of(marker),
+                binding=scenario.run_binding,
             )
 
         async def call(marker: str) -> tuple[ClientRun, ...]:

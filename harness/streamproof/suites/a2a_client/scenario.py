@@ -22,6 +22,12 @@ One document reads like the seed's worked example::
       ledger: [message/stream, tasks/get, tasks/resubscribe]
       tasks_created: 1
 
+``binding`` pins the A2A binding the call runs on (``jsonrpc`` or ``rest``); without it the
+scenario runs once on every binding the client target declares that can carry its wire (REST
+and gRPC are A2A 1.0 bindings: a ``wire: "0.3"`` scenario runs on JSON-RPC only), one scenario
+id per binding: the plain id is the JSON-RPC run, ``<id>[rest]`` the REST one
+(:meth:`A2AClientScenario.variants`; docs/reference/a2a-client-contract.md#bindings).
+
 ``task`` / ``reply`` / ``server`` are the fake server's script
 (:class:`~streamproof.fakes.a2a.script.A2AScript`, validated the same way); ``links.a2a`` is a
 fault plan (:class:`~streamproof.faults.plan.Fault`). ``client.follow_up`` is the user's answer
@@ -57,7 +63,7 @@ from pydantic import (
     model_validator,
 )
 
-from streamproof.core.capabilities import ClientCapability
+from streamproof.core.capabilities import Binding, ClientCapability
 from streamproof.core.durations import Duration
 from streamproof.core.patterns import json_schema_pattern
 from streamproof.core.requirements import RequirementIds
@@ -332,6 +338,10 @@ class A2AClientScenario(_Model):
     needs: tuple[ClientCapability, ...] = ()
     """Capabilities the client target must declare; a follow-up turn implies ``follow_up`` and
     the server's wire implies that wire (``both``: either)."""
+    binding: Binding | None = None
+    """The A2A binding the call runs on; ``None``: every binding the target declares (one run
+    each, the JSON-RPC one under the plain id). REST and gRPC need ``server.wire`` 1.0 or
+    both."""
     client: ClientCall
     task: Annotated[
         tuple[Step, ...] | None,
@@ -379,6 +389,12 @@ class A2AClientScenario(_Model):
             raise ValueError(str(err["msg"]).removeprefix("Value error, ")) from None
         if self.expect.follow_up is not None and self.client.follow_up is None:
             raise ValueError("expect.follow_up needs client.follow_up, the answer to send")
+        if self.binding not in (None, "jsonrpc") and self.server.wire == "0.3":
+            raise ValueError(
+                f"binding {self.binding} is an A2A 1.0 binding, and server.wire is 0.3 (A2A "
+                '0.3\'s own HTTP+JSON routes are not served); set server.wire to "1.0" or '
+                '"both", or drop binding'
+            )
         turns = 2 if self.client.follow_up is not None else 1
         needed = turns * (self.client.deadline + self.limits.grace)
         if self.limits.run_timeout < needed:
@@ -395,6 +411,27 @@ class A2AClientScenario(_Model):
         turns = 2 if self.client.follow_up is not None else 1
         return turns * self.client.deadline
 
+    @property
+    def run_binding(self) -> Binding:
+        """The binding this scenario runs on: its own, else JSON-RPC (the plain id's)."""
+        return self.binding or "jsonrpc"
+
+    def variants(self, bindings: Sequence[Binding]) -> tuple[A2AClientScenario, ...]:
+        """The runs of this scenario on a target declaring ``bindings``: itself when it pins a
+        binding; otherwise one per declared binding that can carry its wire (JSON-RPC always,
+        REST and gRPC on a 1.0 or both wire), JSON-RPC first under the plain id, the others
+        as ``<id>[<binding>]``. Never empty: a target without JSON-RPC still gets the plain
+        id's run, skipped for the binding it lacks."""
+        if self.binding is not None:
+            return (self,)
+        usable = [b for b in bindings if b != "jsonrpc" and self.server.wire != "0.3"]
+        runs: list[A2AClientScenario] = [self]
+        runs += [
+            self.model_copy(update={"binding": b, "id": f"{self.id}[{b}]"})
+            for b in dict.fromkeys(usable)
+        ]
+        return tuple(runs)
+
     def missing_needs(self, declared: frozenset[str]) -> list[str]:
         """What this scenario needs that a client declaring ``declared`` lacks."""
         needs: list[str] = list(self.needs)
@@ -402,8 +439,11 @@ class A2AClientScenario(_Model):
             needs.append("follow_up")
         if self.links.forward and "proxy_env" not in needs:
             needs.append("proxy_env")
+        needs.append(f"binding {self.run_binding}")
         missing = [n for n in needs if n not in declared]
         wires = ["0.3", "1.0"] if self.server.wire == "both" else [self.server.wire]
+        if self.run_binding != "jsonrpc":
+            wires = ["1.0"]  # REST and gRPC are A2A 1.0 bindings
         if not any(f"wire {w}" in declared for w in wires):
             missing.append(f"wire {wires[0]}" if len(wires) == 1 else "wire 0.3")
         return missing

@@ -4,9 +4,11 @@ reads."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from streamproof.core.capabilities import Binding
 from streamproof.core.suite_interface import Reference
 from streamproof.core.texts import compress
 from streamproof.core.verdicts import Verdict, broken_summary
@@ -35,6 +37,7 @@ __all__ = [
     "render_failure",
     "summarize_observation",
     "timeline",
+    "variants",
 ]
 
 KIND = "a2a-client"
@@ -43,6 +46,24 @@ SCENARIO_FOLDER = "a2a_client"
 SCENARIO_MODEL = A2AClientScenario
 TARGET_MODEL = ClientTarget
 """What a target file of this kind holds."""
+
+
+def variants(scenario: A2AClientScenario, target_file: str | Path | None) -> tuple[Any, ...]:
+    """The runs of ``scenario`` on the run's target: one per A2A binding the client declares
+    that can carry it (:meth:`A2AClientScenario.variants`). The target is the run's
+    ``--streamproof-target`` (the bundled reference when none); a target of another kind, or
+    one that cannot be loaded (its run reports why), counts as JSON-RPC only."""
+    return scenario.variants(_bindings(str(target_file) if target_file is not None else None))
+
+
+@lru_cache(maxsize=8)
+def _bindings(target_file: str | None) -> tuple[Binding, ...]:
+    from streamproof.targets.errors import TargetConfigError
+
+    try:
+        return load_target(target_file).bindings
+    except (TargetConfigError, OSError, ValueError):
+        return ("jsonrpc",)
 
 
 def references() -> tuple[Reference, ...]:
@@ -104,6 +125,7 @@ def summarize_observation(observation: Any) -> dict[str, Any]:
     requests = [r.rpc_method or f"{r.http_method} {r.path}" for r in obs.ledger.requests]
     summary: dict[str, Any] = {
         "wire": obs.wire,
+        "binding": obs.binding,
         "turns": turns,
         "requests": compress(requests, limit=40),
         "tasks_created": len(obs.ledger.tasks),

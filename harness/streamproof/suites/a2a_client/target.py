@@ -9,15 +9,19 @@ reference)::
     env: {JAVA_TOOL_OPTIONS: "-Xshare:auto"} startup_grace: 5s          # extra run time for a
     slow-booting runtime (a JVM); not scaled
 
+``bindings: [jsonrpc, rest]`` says which A2A bindings the client speaks (default
+``[jsonrpc]``); a scenario runs once per declared binding that can carry it.
+
 For every turn streamproof starts the command once with the contract's environment
-(``STREAMPROOF_A2A_URL``, ``STREAMPROOF_PROMPT``, ``STREAMPROOF_DEADLINE_S``,
-``STREAMPROOF_IDLE_S``, and on a follow-up ``STREAMPROOF_TASK_ID``/``STREAMPROOF_CONTEXT_ID``;
-durations already scaled), lets it run for at most its deadline plus a grace plus the
-``startup_grace`` (or, when later, the deadline plus the grace from the first request the server
-saw: the contract's time limits start there), and reads the LAST stdout line as the result
-(:mod:`streamproof.suites.a2a_client.result`). A missing or malformed result line, a crash or a hang
-is recorded as the turn's :class:`~streamproof.suites.a2a_client.result.ClientFailure`, with the
-tail of stdout and stderr; the process group is killed in every case, so nothing outlives the turn.
+(``STREAMPROOF_A2A_URL``, ``STREAMPROOF_A2A_BINDING``, ``STREAMPROOF_PROMPT``,
+``STREAMPROOF_DEADLINE_S``, ``STREAMPROOF_IDLE_S``, and on a follow-up
+``STREAMPROOF_TASK_ID``/``STREAMPROOF_CONTEXT_ID``; durations already scaled), lets it run for
+at most its deadline plus a grace plus the ``startup_grace`` (or, when later, the deadline plus
+the grace from the first request the server saw: the contract's time limits start there), and
+reads the LAST stdout line as the result (:mod:`streamproof.suites.a2a_client.result`). A
+missing or malformed result line, a crash or a hang is recorded as the turn's
+:class:`~streamproof.suites.a2a_client.result.ClientFailure`, with the tail of stdout and
+stderr; the process group is killed in every case, so nothing outlives the turn.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from streamproof.core.capabilities import ClientCapability, Wire
+from streamproof.core.capabilities import Binding, ClientCapability, Wire
 from streamproof.core.durations import Duration, on_both_clocks
 from streamproof.suites.a2a_client.result import (
     ClientFailure,
@@ -94,14 +98,26 @@ class ClientTarget(_Model):
     """The A2A wires the client speaks: ``"0.3"`` (the seed's protocol, the default),
     ``"1.0"``, or both. A scenario whose server speaks only a wire the client lacks is
     skipped."""
+    bindings: tuple[Binding, ...] = Field(("jsonrpc",), min_length=1)
+    """The A2A bindings the client speaks: ``jsonrpc`` (the default), ``rest`` (HTTP+JSON),
+    ``grpc``. Each scenario runs once per declared binding that can carry its wire, the
+    binding named to the client in ``STREAMPROOF_A2A_BINDING``
+    (docs/reference/a2a-client-contract.md#bindings)."""
     capabilities: tuple[ClientCapability, ...] = ()
     """What the client serves beyond one call: ``follow_up`` (a second turn that answers
     input-required with the task and context ids it is given)."""
 
     @property
     def declared(self) -> frozenset[str]:
-        """The capabilities and the wires (as ``wire 0.3``, ``wire 1.0``) the client declares."""
-        return frozenset({*self.capabilities, *(f"wire {w}" for w in self.wires)})
+        """The capabilities, the wires (as ``wire 0.3``, ``wire 1.0``) and the bindings (as
+        ``binding rest``...) the client declares."""
+        return frozenset(
+            {
+                *self.capabilities,
+                *(f"wire {w}" for w in self.wires),
+                *(f"binding {b}" for b in self.bindings),
+            }
+        )
 
     @field_validator("command")
     @classmethod
@@ -150,6 +166,7 @@ def client_environment(
     context_id: str | None = None,
     bug: str | None = None,
     proxy: str | None = None,
+    binding: Binding = "jsonrpc",
 ) -> dict[str, str]:
     """The process environment of one turn: the harness's own (minus ``STREAMPROOF_*``), the
     target's ``env``, then the contract's variables. With ``proxy`` (a forward proxy's URL),
@@ -159,6 +176,7 @@ def client_environment(
     env.update(
         {
             "STREAMPROOF_A2A_URL": url,
+            "STREAMPROOF_A2A_BINDING": binding,
             "STREAMPROOF_PROMPT": prompt,
             "STREAMPROOF_DEADLINE_S": f"{deadline_s:g}",
             "STREAMPROOF_IDLE_S": f"{idle_s:g}",
@@ -282,6 +300,7 @@ async def run_client_turn(
     time_scale: float = 1.0,
     proxy: str | None = None,
     first_request: FirstRequest | None = None,
+    binding: Binding = "jsonrpc",
 ) -> ClientRun:
     """Run the client once and record what it did. ``deadline_s``, ``idle_s`` and ``grace_s``
     are already scaled (by ``time_scale``, which messages use to give both clocks); ``epoch``
@@ -305,6 +324,7 @@ async def run_client_turn(
         context_id=context_id,
         bug=bug,
         proxy=proxy,
+        binding=binding,
     )
     allowed = deadline_s + max(grace_s, MIN_GRACE_S)
     bound = allowed + target.startup_grace

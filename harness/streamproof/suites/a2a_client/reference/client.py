@@ -26,7 +26,9 @@ servers) replaces the buffers from it, as the recipe does with its own snapshot;
 that completes after a resubscribe that started without one (0.3.x servers) is checked once
 more with ``tasks/get`` before the result is given.
 
-Contract (docs/reference/a2a-client-contract.md): ``STREAMPROOF_A2A_URL``, ``STREAMPROOF_PROMPT``,
+Contract (docs/reference/a2a-client-contract.md): ``STREAMPROOF_A2A_URL``,
+``STREAMPROOF_A2A_BINDING`` (``jsonrpc`` or ``rest``: the transport it asks a2a-sdk for),
+``STREAMPROOF_PROMPT``,
 ``STREAMPROOF_DEADLINE_S``, ``STREAMPROOF_IDLE_S`` and for a follow-up ``STREAMPROOF_TASK_ID``
 and ``STREAMPROOF_CONTEXT_ID``; exactly one JSON result line, last on stdout; logs on stderr.
 
@@ -116,8 +118,11 @@ async def call(settings: Settings) -> list[dict[str, Any]]:
             card.capabilities.streaming,
             ",".join(versions),
         )
+        # The binding the contract names, never the card's first interface that the SDK
+        # happens to support (docs/reference/a2a-client-contract.md#bindings).
         config = ClientConfig(
             streaming=True,
+            supported_protocol_bindings=[settings.protocol_binding],
             httpx_client=http,
             accepted_output_modes=["text/plain", "application/json"],
         )

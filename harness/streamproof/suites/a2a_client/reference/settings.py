@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Final
 
 from streamproof.mutants.catalog import UnknownBugError
 from streamproof.suites.a2a_client.reference.mutants import check_bug
 
 __all__ = ["ConfigError", "Settings"]
+
+
+PROTOCOL_BINDINGS: Final = {"jsonrpc": "JSONRPC", "rest": "HTTP+JSON"}
+"""``STREAMPROOF_A2A_BINDING`` -> the ``protocolBinding`` a2a-sdk's client factory is told to
+use (the reference speaks JSON-RPC and REST; not gRPC)."""
 
 
 class ConfigError(Exception):
@@ -24,6 +30,12 @@ class Settings:
     task_id: str | None = None
     context_id: str | None = None
     bug: str | None = None
+    binding: str = "jsonrpc"
+    """``STREAMPROOF_A2A_BINDING``: a key of :data:`PROTOCOL_BINDINGS`."""
+
+    @property
+    def protocol_binding(self) -> str:
+        return PROTOCOL_BINDINGS[self.binding]
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], *, bug: str | None = None) -> Settings:
@@ -44,8 +56,15 @@ class Settings:
                 raise ConfigError(f"{name} must be a number of seconds, not {raw!r}") from None
             if not durations[name] > 0:
                 raise ConfigError(f"{name} must be positive, not {raw!r}")
+        binding = env.get("STREAMPROOF_A2A_BINDING", "").strip() or "jsonrpc"
+        if binding not in PROTOCOL_BINDINGS:
+            raise ConfigError(
+                f"STREAMPROOF_A2A_BINDING is {binding!r}; this client speaks "
+                f"{' and '.join(PROTOCOL_BINDINGS)}"
+            )
         return cls(
             url=url,
+            binding=binding,
             prompt=env.get("STREAMPROOF_PROMPT", ""),
             deadline=durations["STREAMPROOF_DEADLINE_S"],
             idle=durations["STREAMPROOF_IDLE_S"],
