@@ -15,7 +15,9 @@ from streamproof.faults.plan import (
     RequestInfo,
     Trigger,
     parse_plan,
+    request_rpc,
     rpc_method,
+    same_rpc,
 )
 
 BRIEF_PLAN = """
@@ -311,3 +313,36 @@ def test_a_new_state_resets_counters() -> None:
 )
 def test_rpc_method(body: bytes, method: str | None) -> None:
     assert rpc_method(body) == method
+
+
+def test_rpc_names_one_method_on_either_wire_and_binding() -> None:
+    """``rpc: message/stream`` fires on the 0.3 and 1.0 spellings and on a REST stream (the
+    engines classify a request by :func:`request_rpc`); other names stay exact."""
+    fault = one({"when": {"rpc": "message/stream"}, "do": "rst"})
+    for seen in ("message/stream", "SendStreamingMessage"):
+        assert fault.when.matches(RequestInfo("POST", "/", seen))
+    rest = request_rpc("POST", "/message:stream", b'{"message": {}}')
+    assert rest == "SendStreamingMessage"
+    assert fault.when.matches(RequestInfo("POST", "/message:stream", rest))
+    assert not fault.when.matches(RequestInfo("POST", "/", "SendMessage"))
+    resubscribe = one({"when": {"rpc": "SubscribeToTask"}, "do": "rst"})
+    assert resubscribe.when.matches(RequestInfo("GET", "/t/tasks/x:subscribe", "tasks/resubscribe"))
+    assert same_rpc("tasks/launch", "tasks/launch") and not same_rpc("tasks/launch", "tasks/get")
+    assert not same_rpc(None, "tasks/get")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "rpc"),
+    [
+        ("POST", "/", b'{"jsonrpc": "2.0", "method": "tasks/get"}', "tasks/get"),
+        ("POST", "/message:send", b'{"message": {}}', "SendMessage"),
+        ("GET", "/tasks/t-1", b"", "GetTask"),
+        ("POST", "/sp-1/tasks/t-1:cancel", b"", "CancelTask"),  # under a --concurrency prefix
+        ("GET", "/tasks/t-1:subscribe", b"", "SubscribeToTask"),
+        ("GET", "/.well-known/agent-card.json", b"", None),
+        ("GET", "/chat/s1", b"", None),
+        ("POST", "/", b"{not json", None),
+    ],
+)
+def test_request_rpc(method: str, path: str, body: bytes, rpc: str | None) -> None:
+    assert request_rpc(method, path, body) == rpc

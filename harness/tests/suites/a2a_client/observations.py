@@ -10,7 +10,7 @@ the link's records side by side, consistent with each other, so a test can break
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from streamproof.core.verdicts import Outcome, Verdict
 from streamproof.fakes.a2a.ledger import (
@@ -86,6 +86,15 @@ def error_frame(t: float, code: int) -> SentFrame:
 # --- the story ---------------------------------------------------------------------------------
 
 
+_REST_ROUTES: Final = {
+    "message/send": ("POST", "/message:send"),
+    "message/stream": ("POST", "/message:stream"),
+    "tasks/get": ("GET", f"/tasks/{TASK}"),
+    "tasks/cancel": ("POST", f"/tasks/{TASK}:cancel"),
+    "tasks/resubscribe": ("GET", f"/tasks/{TASK}:subscribe"),
+}
+
+
 class Story:
     """A scenario's records, built request by request on both sides of the link."""
 
@@ -98,8 +107,12 @@ class Story:
         idle: float = 20.0,
         tolerance: float = 5.0,
         link: bool = True,
+        binding: str = "jsonrpc",
     ) -> None:
+        """``binding: rest`` (a 1.0 wire): each request is recorded as the fake records a REST
+        request, on its route (``POST /message:stream``) with the 1.0 method name."""
         self.wire = wire
+        self.binding = binding
         self.scale = scale
         self.deadline, self.idle, self.tolerance = deadline, idle, tolerance
         self.with_link = link
@@ -307,6 +320,9 @@ class Story:
         if a2a_version is None:
             a2a_version = "1.0" if self.wire == "1.0" else "0.3"
         end_t = t_end if t_end is not None else (frames[-1].t if frames else t + 0.01)
+        http_method, path = "POST", "/"
+        if self.binding == "rest":
+            http_method, path = _REST_ROUTES[method]
         index = -1
         if reached:
             index = len(self.requests)
@@ -316,10 +332,11 @@ class Story:
                     t=t,
                     t_end=end_t,
                     connection=index + 1,
-                    http_method="POST",
-                    path="/",
+                    http_method=http_method,
+                    path=path,
                     rpc_method=name,
                     wire="1.0" if self.wire == "1.0" else "0.3",
+                    binding=self.binding,  # type: ignore[arg-type]
                     params=params,
                     accept=accept,
                     a2a_version=a2a_version,
@@ -339,8 +356,8 @@ class Story:
             link_end = (end_t, how, "upstream")
         self._link_request(
             t,
-            method="POST",
-            path="/",
+            method=http_method,
+            path=path,
             rpc=name,
             status=200 if reached else None,
             forwarded=data[:count],

@@ -269,6 +269,7 @@ async def test_the_turn_gets_the_contract_environment(monkeypatch: pytest.Monkey
     assert env == {
         "MY_FLAG": "1",
         "STREAMPROOF_A2A_URL": "http://127.0.0.1:9/",
+        "STREAMPROOF_A2A_BINDING": "jsonrpc",
         "STREAMPROOF_PROMPT": "Summarise",
         "STREAMPROOF_DEADLINE_S": "2.5",
         "STREAMPROOF_IDLE_S": "0.2",
@@ -279,6 +280,10 @@ async def test_the_turn_gets_the_contract_environment(monkeypatch: pytest.Monkey
         target(code), url="u", prompt="p", deadline_s=1, idle_s=0.5, bug=None
     )
     assert "STREAMPROOF_TASK_ID" not in first and "STREAMPROOF_CONTEXT_ID" not in first
+    on_rest = client_environment(
+        target(code), url="u", prompt="p", deadline_s=1, idle_s=0.5, binding="rest"
+    )
+    assert on_rest["STREAMPROOF_A2A_BINDING"] == "rest"
 
 
 def test_a_bug_needs_a_target_that_takes_one() -> None:

@@ -226,3 +226,27 @@ def test_headers_fit_the_wire() -> None:
     old.message(0.1, frames, a2a_version="")
     old.run(result(artifacts={}), t_result=1.1)
     assert_passes(headers_verdicts(old.build()), "A2A-C-HEADERS")
+
+
+@pytest.mark.parametrize("accept", ["text/event-stream", "application/json"])
+def test_headers_on_rest_read_as_on_json_rpc(accept: str) -> None:
+    """On the REST binding a stream is ``POST /message:stream`` (or ``GET
+    /tasks/{id}:subscribe``), and the rule is the same: it asks for ``text/event-stream`` and
+    says ``A2A-Version: 1.x`` (docs/reference/a2a-client-contract.md#bindings)."""
+    frames = (task_frame(0.1), status(1.0, "completed"))
+    story = Story(wire="1.0", binding="rest")
+    story.card(0.0)
+    story.created(0.1)
+    story.message(0.1, frames, accept=accept)
+    story.run(result(artifacts={}), t_result=1.1)
+    observation = story.build()
+    assert [(r.http_method, r.path, r.binding) for r in observation.ledger.requests][-1] == (
+        "POST",
+        "/message:stream",
+        "rest",
+    )
+    verdicts = headers_verdicts(observation)
+    if accept == "text/event-stream":
+        assert_passes(verdicts, "A2A-C-HEADERS")
+    else:
+        assert_fails(verdicts, "A2A-C-HEADERS", "Accept: 'application/json'")

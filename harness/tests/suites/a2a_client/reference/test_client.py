@@ -51,10 +51,11 @@ def _scenarios() -> dict[str, A2AClientScenario]:
     for file in sorted(FOLDER.glob("*.yaml")):
         # Through the loader: a scenario's fixture paths resolve from its file's folder.
         for loaded in load_scenarios(file):
-            scenario = loaded.scenario
-            assert isinstance(scenario, A2AClientScenario), file
-            assert scenario.id not in found, f"duplicate scenario id {scenario.id}"
-            found[scenario.id] = scenario
+            assert isinstance(loaded.scenario, A2AClientScenario), file
+            # one run per binding the reference declares (JSON-RPC, and REST on a 1.0 wire)
+            for scenario in loaded.scenario.variants(load_client_target(None).bindings):
+                assert scenario.id not in found, f"duplicate scenario id {scenario.id}"
+                found[scenario.id] = scenario
     return found
 
 
@@ -167,6 +168,9 @@ async def test_the_folder_holds_the_brief_scenarios() -> None:
         "deadline-inside-a-quiet-cut",
     } <= names
     assert set(SHOWCASE.values()) <= set(SCENARIOS)
+    # the bundled suite on REST: every 1.0 scenario again as <id>[rest]
+    on_rest = {s for s, scenario in SCENARIOS.items() if scenario.run_binding == "rest"}
+    assert "a2a_client/happy-path-1-0-wire[rest]" in on_rest and len(on_rest) >= 5
     assert set(BUGS) == set(INTENDED) == set(SHOWCASE)
     assert set(INTENDED.values()) <= set(REGISTRY)
     assert set(ALSO_FAILS) <= set(BUGS)
