@@ -43,6 +43,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         choices=("0.3", "1.0", "both"),
         help="the wire the card offers and the server speaks (default: the scenario's)",
     )
+    a2a_cmd.add_argument(
+        "--binding",
+        choices=("jsonrpc", "rest"),
+        help="the binding the card advertises (default: the scenario's, else jsonrpc); on a "
+        "1.0 or both wire the REST routes are served either way",
+    )
     model.add_argument(
         "--tools-port",
         type=int,

@@ -72,6 +72,8 @@ class Setup:
     tools_port: int
     time_scale: float
     wire: a2a.ServedWire | None
+    binding: Literal["jsonrpc", "rest"] = "jsonrpc"
+    """The binding the card advertises (the REST routes are served on a 1.0 wire anyway)."""
 
 
 def _port(value: int, option: str) -> int:
@@ -118,6 +120,17 @@ def setup_from_args(args: argparse.Namespace) -> Setup:
         )
     if not (math.isfinite(args.time_scale) and args.time_scale > 0):
         raise BadInput(f"--time-scale {args.time_scale:g}: must be a positive number")
+    wire = getattr(args, "wire", None)
+    binding = getattr(args, "binding", None)
+    if binding is None and isinstance(scenario, A2AClientScenario):
+        binding = "rest" if scenario.binding == "rest" else "jsonrpc"
+    if binding == "rest":
+        served = wire or (scenario.server.wire if isinstance(scenario, A2AClientScenario) else None)
+        if served == "0.3":
+            raise BadInput(
+                "--binding rest: REST is an A2A 1.0 binding, and the wire is 0.3 (give "
+                "--wire 1.0 or both)"
+            )
     return Setup(
         fake=fake,
         scenario=scenario,
@@ -125,7 +138,8 @@ def setup_from_args(args: argparse.Namespace) -> Setup:
         port=_port(args.port, "--port"),
         tools_port=_port(getattr(args, "tools_port", 0), "--tools-port"),
         time_scale=args.time_scale,
-        wire=getattr(args, "wire", None),
+        wire=wire,
+        binding=binding or "jsonrpc",
     )
 
 
@@ -187,11 +201,18 @@ class _Served:
             self.a2a = fake
             base = await _listen(fake.start, "--port", setup.port)
             script = self.script()
-            fake.load(script, time_scale=setup.time_scale)
+            fake.load(script, time_scale=setup.time_scale, binding=setup.binding)
             fake.set_epoch(time.monotonic())
             what = "a task timeline" if script.task is not None else "a direct reply"
+            bindings = "JSON-RPC"
+            if script.server.wire != "0.3":  # REST is served beside JSON-RPC on a 1.0 wire
+                bindings = (
+                    "HTTP+JSON on the card, JSON-RPC at /"
+                    if setup.binding == "rest"
+                    else "JSON-RPC on the card, HTTP+JSON beside it"
+                )
             return [
-                f"{PROG}: fake A2A server listening on {base}/ (JSON-RPC)",
+                f"{PROG}: fake A2A server listening on {base}/ ({bindings})",
                 f"{PROG}: agent card {fake.card_url}",
                 f"{PROG}: {setup.label}: {what}, wire {script.server.wire}"
                 + (f", times scaled by {setup.time_scale:g}" if setup.time_scale != 1 else ""),

@@ -84,6 +84,28 @@ def test_serve_a2a_prints_its_url_and_a_line_per_request(running: list[Running])
     stopped_cleanly(process, signal.SIGTERM, port)
 
 
+def test_serve_a2a_on_rest(running: list[Running]) -> None:
+    """``--binding rest``: the card advertises HTTP+JSON at the base URL, and a REST stream is
+    one line like any other request."""
+    argv = serve("a2a", str(A2A_SCENARIO), "--time-scale", "0.05", "--binding", "rest")
+    process = start(running, argv)
+    found = process.wait_for(LISTENING_A2A + r" \(HTTP\+JSON on the card, JSON-RPC at /\)$")
+    url, port = found.group(1), int(found.group(2))
+    message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "Hi there"}]}
+    with httpx.Client(timeout=30) as http:
+        card = http.get(url + ".well-known/agent-card.json").json()
+        assert card["supportedInterfaces"] == [
+            {"url": url.rstrip("/"), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+        ]
+        response = http.post(
+            url + "message:stream", json={"message": message}, headers={"A2A-Version": "1.0"}
+        )
+        assert response.headers["content-type"].startswith("text/event-stream")
+        assert "TASK_STATE_COMPLETED" in response.text
+    process.wait_for(r"#1 conn \d+ POST /message:stream SendStreamingMessage .*-> sse$")
+    stopped_cleanly(process, signal.SIGTERM, port)
+
+
 def test_serve_model_on_a_fixed_port(running: list[Running]) -> None:
     port = free_port()
     process = start(running, serve("model", str(GATEWAY_SCENARIO), "--port", str(port)))
@@ -127,6 +149,10 @@ def busy_port() -> Iterator[int]:
         (["a2a", str(A2A_SCENARIO), "--time-scale", "inf"], "--time-scale inf: must be"),
         (["a2a", "/dev/null"], "/dev/null: is not a regular file"),
         (["a2a", str(A2A_SCENARIO), "--id", "nope"], "no scenario with id 'nope'"),
+        (
+            ["a2a", str(A2A_SCENARIO), "--binding", "rest", "--wire", "0.3"],
+            "--binding rest: REST is an A2A 1.0 binding",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_status_2(
