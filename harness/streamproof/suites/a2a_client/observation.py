@@ -86,6 +86,8 @@ class A2AClientObservation(_Record):
         rows: list[tuple[float, str]] = []
         for r in self.ledger.requests:
             what = r.rpc_method or f"{r.http_method} {r.path}"
+            if r.binding == "rest":  # the route says what the method name does not
+                what += f" via {r.http_method} {r.path}"
             kinds = [f.state or f.artifact_id or f.kind for f in r.frames]
             detail = f" [{', '.join(kinds)}]" if kinds else ""
             code = f" error {r.error_code}" if r.error_code is not None else ""

@@ -96,9 +96,10 @@ def _shifted(item: TimelineItem, origin: float) -> TimelineItem:
 
 
 def _method(ex: Exchange) -> str:
-    if ex.method is not None:
-        return canonical_method(ex.method)
     r = ex.record
+    if ex.method is not None:
+        rest = r is not None and r.binding == "rest"
+        return canonical_method(ex.method) + (" [rest]" if rest else "")
     if r is not None and r.http_method == "GET" and "agent" in r.path:
         return "agent card"
     if r is not None:
