@@ -217,6 +217,17 @@ class FakeA2AServer(_TaskClock):
                 f"Internal error ({type(exc).__name__})",
                 id=state.rpc_id if isinstance(state.rpc_id, str | int) else None,
             )
+            if state.binding == "rest":  # a REST call's error is a status, not an envelope
+                state.error_code = error.code
+                status, payload = a2a.encode_rest_error(error)
+                return await self._send_json(
+                    run,
+                    request,
+                    state,
+                    payload,
+                    status=status,
+                    content_type=a2a.REST_ERROR_CONTENT_TYPE,
+                )
             return await self._error_json(run, request, state, error, state.wire)
         finally:
             run.active -= 1
