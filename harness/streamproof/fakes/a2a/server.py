@@ -6,8 +6,10 @@ client that goes through a fault proxy keeps going through it; ``public_url`` ov
 ``POST /`` is the JSON-RPC endpoint: the body is decoded and checked here (bad JSON, bad
 request, unknown method, bad params, version, streaming off on the card), and those
 request-level errors are always ``application/json``, HTTP 200; a valid call is answered by
-its method family (:class:`_RpcCall`). Nothing a client sends makes the fake answer with a
-traceback: an unexpected failure is a -32603 whose message names the exception type only.
+its method family (:class:`_RpcCall`). On a script whose wire has 1.0, every other path goes
+to the REST routes (:mod:`streamproof.fakes.a2a.rest`). Nothing a client sends makes the fake
+answer with a traceback: an unexpected failure is a -32603 (on REST, a 500) whose message names
+the exception type only.
 What a client sees, method by method, is in the package docstring (:mod:`streamproof.fakes.a2a`).
 """
 
