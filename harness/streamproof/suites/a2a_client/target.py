@@ -11,7 +11,8 @@ reference)::
 
 For every turn streamproof starts the command once with the contract's environment
 (``STREAMPROOF_A2A_URL``, ``STREAMPROOF_PROMPT``, ``STREAMPROOF_DEADLINE_S``,
-``STREAMPROOF_IDLE_S``, and on a follow-up ``STREAMPROOF_TASK_ID``/``STREAMPROOF_CONTEXT_ID``;
+``STREAMPROOF_IDLE_S``, ``STREAMPROOF_A2A_PUSH=1`` in a push scenario, and on a follow-up
+``STREAMPROOF_TASK_ID``/``STREAMPROOF_CONTEXT_ID``;
 durations already scaled), lets it run for at most its deadline plus a grace plus the
 ``startup_grace`` (or, when later, the deadline plus the grace from the first request the server
 saw: the contract's time limits start there), and reads the LAST stdout line as the result
@@ -150,6 +151,7 @@ def client_environment(
     context_id: str | None = None,
     bug: str | None = None,
     proxy: str | None = None,
+    push: bool = False,
 ) -> dict[str, str]:
     """The process environment of one turn: the harness's own (minus ``STREAMPROOF_*``), the
     target's ``env``, then the contract's variables. With ``proxy`` (a forward proxy's URL),
@@ -169,6 +171,8 @@ def client_environment(
             env[name] = proxy
         for name in ("NO_PROXY", "no_proxy"):
             env[name] = ""
+    if push:
+        env["STREAMPROOF_A2A_PUSH"] = "1"
     if task_id is not None:
         env["STREAMPROOF_TASK_ID"] = task_id
     if context_id is not None:
@@ -282,6 +286,7 @@ async def run_client_turn(
     time_scale: float = 1.0,
     proxy: str | None = None,
     first_request: FirstRequest | None = None,
+    push: bool = False,
 ) -> ClientRun:
     """Run the client once and record what it did. ``deadline_s``, ``idle_s`` and ``grace_s``
     are already scaled (by ``time_scale``, which messages use to give both clocks); ``epoch``
@@ -305,6 +310,7 @@ async def run_client_turn(
         context_id=context_id,
         bug=bug,
         proxy=proxy,
+        push=push,
     )
     allowed = deadline_s + max(grace_s, MIN_GRACE_S)
     bound = allowed + target.startup_grace
