@@ -24,6 +24,8 @@ class Settings:
     task_id: str | None = None
     context_id: str | None = None
     bug: str | None = None
+    push: bool = False
+    """``STREAMPROOF_A2A_PUSH=1``: take the task's updates from a webhook of its own."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], *, bug: str | None = None) -> Settings:
@@ -52,4 +54,5 @@ class Settings:
             task_id=env.get("STREAMPROOF_TASK_ID") or None,
             context_id=env.get("STREAMPROOF_CONTEXT_ID") or None,
             bug=chosen,
+            push=env.get("STREAMPROOF_A2A_PUSH", "").strip() == "1",
         )
