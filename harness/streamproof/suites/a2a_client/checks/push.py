@@ -28,10 +28,12 @@ from streamproof.suites.a2a_client.result import ClientRun
 
 __all__ = [
     "delivery_faults_fired",
+    "forged_status",
     "push_auth_verdicts",
     "push_once_verdicts",
     "push_silence_verdicts",
     "push_stale_verdicts",
+    "repeated_text",
 ]
 
 _TERMINAL = frozenset({"completed", "failed", "canceled", "rejected", "unknown"})
@@ -103,6 +105,27 @@ def push_auth_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             at=min((d.t for d in forged), default=None) if problems else None,
         )
     ]
+
+
+def forged_status(obs: A2AClientObservation, run: ClientRun, status: str) -> bool:
+    """Whether ``status`` in ``run``'s result is a forged delivery's, one the webhook took:
+    that is ``A2A-C-PUSH-AUTH``'s to judge, and no other rule's."""
+    return any(
+        not d.authentic and _ok(d) and d.state == status and _in_turn(run, d.t)
+        for d in obs.ledger.deliveries
+    )
+
+
+def repeated_text(obs: A2AClientObservation, run: ClientRun, aid: str, text: str) -> bool:
+    """Whether artifact ``aid`` reads ``text`` because a duplicated or replayed delivery was
+    applied again: ``A2A-C-PUSH-ONCE``'s to judge, and no other rule's."""
+    if run.t_result is None:
+        return False
+    before = [d for d in obs.ledger.deliveries if _news(d) and run.t_start <= d.t <= run.t_result]
+    if not any(d.fault in ("duplicate", "replay") for d in before):
+        return False
+    once = _assemble(d for d in before if d.fault not in ("duplicate", "replay"))
+    return _assemble(before).get(aid) == text != once.get(aid)
 
 
 # --- A2A-C-PUSH-ONCE ---------------------------------------------------------------------------

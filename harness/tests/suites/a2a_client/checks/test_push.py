@@ -72,6 +72,8 @@ def _push_call(
         )
     for t in gets:
         story.get(t, "working")
+    story.chunk(2.0, "s", "one ")
+    story.chunk(3.0, "s", "two", append=True, last=True)
     story.state(4.0, "completed")
     story.run(res, t_result=t_result)
     obs = story.build(push=True)
@@ -276,3 +278,24 @@ def test_delivery_faults_fired_says_when_each_fault_acted() -> None:
         ("push.faults[2] (delivery 9: duplicate)", None, True),
     ]
     assert "the task made 5 deliveries" in named[1][3]
+
+
+# --- one behaviour, one requirement -------------------------------------------------------------
+
+
+def _broken(obs: A2AClientObservation) -> set[str]:
+    return {v.requirement for v in check_a2a_client(obs) if v.outcome.value == "fail"}
+
+
+def test_a_forged_state_taken_is_push_auth_s_alone() -> None:
+    accepted = FORGED.model_copy(update={"receiver_status": 200, "status": 200})
+    forged_result = result("failed", {"s": "one "}, message=FORGED_TEXT)
+    obs = _push_call(_finished(accepted), forged_result, t_result=2.6)
+    assert "A2A-C-PUSH-AUTH" in _broken(obs)
+    assert "A2A-C-STATUS" not in _broken(obs)
+
+
+def test_a_duplicate_applied_twice_is_push_once_s_alone() -> None:
+    obs = _push_call(_finished(DUP), result("completed", {"s": "one twotwo"}), t_result=4.1)
+    assert "A2A-C-PUSH-ONCE" in _broken(obs)
+    assert "A2A-C-REASSEMBLY" not in _broken(obs)
