@@ -69,7 +69,7 @@ def test_a_fault_beyond_the_timeline_names_it() -> None:
 
 
 def test_push_needs_the_1_0_wire_and_a_task() -> None:
-    with pytest.raises(ValidationError, match='push needs server.wire: "1.0"'):
+    with pytest.raises(ValidationError, match=r'push needs server\.wire: "1\.0"'):
         push_script(text=PUSHED.replace('wire: "1.0"', 'wire: "0.3"'))
     with pytest.raises(ValidationError, match="direct reply"):
         A2AScript.model_validate({"reply": "hi", "server": {"wire": "1.0"}, "push": {}})
