@@ -239,7 +239,7 @@ class A2AClientLinks(_Model):
     """The fault plan of the hop between the client and the fake A2A server."""
     push: tuple[Fault, ...] = ()
     """The fault plan of the hop between the fake's push sender and the client's webhook
-    (a scenario with ``push:``; docs/explanation/faults.md#push)."""
+    (a scenario with ``push:``; docs/reference/faults.md#push)."""
     engine: dict[Literal["a2a", "push"], EngineName] = Field(default_factory=dict)
     """The engine that must carry out the plan (``engine: {a2a: toxiproxy}``); default: the
     run's ``--engine``, else ``inline``."""

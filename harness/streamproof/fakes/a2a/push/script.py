@@ -20,7 +20,7 @@ acts on::
 
 A forged delivery carries a status update of the task that the task never had (``state``,
 default ``failed``, and the message :data:`FORGED_TEXT`). Every fault must fire unless it says
-``optional: true`` (docs/explanation/faults.md#push).
+``optional: true`` (docs/reference/faults.md#push).
 """
 
 from __future__ import annotations

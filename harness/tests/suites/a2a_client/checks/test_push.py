@@ -3,17 +3,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from harness.tests.suites.a2a_client.observations import (
-    TASK,
-    Story,
     assert_fails,
     assert_not_applicable,
     assert_passes,
     result,
 )
-from streamproof.fakes.a2a.ledger import MessageRecord
+from harness.tests.suites.a2a_client.push_observations import (
+    FORGED,
+    OK,
+    delivery,
+    finished,
+    push_call,
+)
 from streamproof.fakes.a2a.push.records import DeliveryRecord
 from streamproof.fakes.a2a.push.script import FORGED_TEXT, DeliveryFault
 from streamproof.suites.a2a_client.checks import check_a2a_client
@@ -26,119 +28,36 @@ from streamproof.suites.a2a_client.checks.push import (
 )
 from streamproof.suites.a2a_client.observation import A2AClientObservation
 
-
-def _d(seq: int, t: float, kind: str = "status-update", **kw: Any) -> DeliveryRecord:
-    values: dict[str, Any] = {
-        "seq": seq,
-        "delivery": seq + 1,
-        "task_id": TASK,
-        "url": "http://127.0.0.1:9/a2a/webhook",
-        "t": t,
-        "t_end": t + 0.01,
-        "kind": kind,
-        "receiver_status": 200,
-        "status": 200,
-        "ended": "acknowledged",
-    }
-    values.update(kw)
-    return DeliveryRecord(**values)
-
-
-def _push_call(
-    deliveries: list[DeliveryRecord],
-    res: Any,
-    *,
-    t_result: float,
-    gets: tuple[float, ...] = (),
-    sends: tuple[float, ...] = (0.1,),
-) -> A2AClientObservation:
-    """A push call: the card, SendMessage (not blocking) at each of ``sends``, GetTask at each
-    of ``gets``, the deliveries, the result at ``t_result`` (deadline 30 s, idle 10 s)."""
-    story = Story(wire="1.0", deadline=30, idle=10, link=False)
-    story.created(0.1)
-    story.card(0.0)
-    for t in sends:
-        index = story.rpc(t, "message/send")
-        story.messages.append(
-            MessageRecord(
-                t=t,
-                request=index,
-                message_id=f"m{index}",
-                task_id=None,
-                context_id=None,
-                text="p",
-                outcome="created",
-            )
-        )
-    for t in gets:
-        story.get(t, "working")
-    story.chunk(2.0, "s", "one ")
-    story.chunk(3.0, "s", "two", append=True, last=True)
-    story.state(4.0, "completed")
-    story.run(res, t_result=t_result)
-    obs = story.build(push=True)
-    ledger = obs.ledger.model_copy(update={"deliveries": tuple(deliveries)})
-    return obs.model_copy(update={"ledger": ledger})
-
-
-def _finished(*extra: DeliveryRecord) -> list[DeliveryRecord]:
-    return [
-        _d(0, 0.2, "task", state="submitted"),
-        _d(1, 1.0, state="working"),
-        _d(2, 2.0, "artifact-update", artifact_id="s", text="one ", append=False),
-        _d(3, 3.0, "artifact-update", artifact_id="s", text="two", append=True, last_chunk=True),
-        *extra,
-        _d(4, 4.0, state="completed"),
-    ]
-
-
-OK = result("completed", {"s": "one two"})
-
-
 # --- A2A-C-PUSH-AUTH ---------------------------------------------------------------------------
-
-FORGED = _d(
-    9,
-    2.5,
-    delivery=None,
-    state="failed",
-    text=FORGED_TEXT,
-    authentic=False,
-    genuine=False,
-    fault="wrong_token",
-    receiver_status=401,
-    status=401,
-    ended="refused",
-)
 
 
 def test_auth_passes_when_the_forged_delivery_is_refused_and_left_out() -> None:
-    obs = _push_call(_finished(FORGED), OK, t_result=4.1)
+    obs = push_call(finished(FORGED), OK, t_result=4.1)
     assert_passes(push_auth_verdicts(obs), "A2A-C-PUSH-AUTH")
 
 
 def test_auth_fails_when_the_webhook_accepts_a_forged_delivery() -> None:
     accepted = FORGED.model_copy(update={"receiver_status": 200, "status": 200})
-    obs = _push_call(_finished(accepted), OK, t_result=4.1)
+    obs = push_call(finished(accepted), OK, t_result=4.1)
     assert_fails(push_auth_verdicts(obs), "A2A-C-PUSH-AUTH", "accepted a delivery with a wrong")
 
 
 def test_auth_fails_when_the_result_carries_the_forged_state_and_text() -> None:
     forged_result = result("failed", {"s": "one "}, message=FORGED_TEXT)
-    obs = _push_call(_finished(FORGED), forged_result, t_result=2.6)
+    obs = push_call(finished(FORGED), forged_result, t_result=2.6)
     assert_fails(
         push_auth_verdicts(obs), "A2A-C-PUSH-AUTH", "repeats the forged", "a state only a forged"
     )
 
 
 def test_auth_is_not_judged_without_a_forged_delivery() -> None:
-    obs = _push_call(_finished(), OK, t_result=4.1)
+    obs = push_call(finished(), OK, t_result=4.1)
     assert_not_applicable(push_auth_verdicts(obs), "A2A-C-PUSH-AUTH", "no unauthenticated")
 
 
 # --- A2A-C-PUSH-ONCE ---------------------------------------------------------------------------
 
-DUP = _d(
+DUP = delivery(
     8,
     3.1,
     "artifact-update",
@@ -152,17 +71,17 @@ DUP = _d(
 
 
 def test_once_passes_when_the_duplicate_changed_nothing() -> None:
-    obs = _push_call(_finished(DUP), OK, t_result=4.1)
+    obs = push_call(finished(DUP), OK, t_result=4.1)
     assert_passes(push_once_verdicts(obs), "A2A-C-PUSH-ONCE")
 
 
 def test_once_fails_when_the_duplicate_chunk_was_appended_again() -> None:
-    obs = _push_call(_finished(DUP), result("completed", {"s": "one twotwo"}), t_result=4.1)
+    obs = push_call(finished(DUP), result("completed", {"s": "one twotwo"}), t_result=4.1)
     assert_fails(push_once_verdicts(obs), "A2A-C-PUSH-ONCE", "duplicate of delivery 4")
 
 
 def test_once_fails_when_a_replayed_replace_chunk_undid_the_text() -> None:
-    replay = _d(
+    replay = delivery(
         8,
         3.5,
         "artifact-update",
@@ -172,38 +91,38 @@ def test_once_fails_when_a_replayed_replace_chunk_undid_the_text() -> None:
         append=False,
         fault="replay",
     )
-    obs = _push_call(_finished(replay), result("completed", {"s": "one "}), t_result=4.1)
+    obs = push_call(finished(replay), result("completed", {"s": "one "}), t_result=4.1)
     assert_fails(push_once_verdicts(obs), "A2A-C-PUSH-ONCE", "replay of delivery 3")
 
 
 def test_once_is_not_judged_without_a_repeat() -> None:
-    obs = _push_call(_finished(), OK, t_result=4.1)
+    obs = push_call(finished(), OK, t_result=4.1)
     assert_not_applicable(push_once_verdicts(obs), "A2A-C-PUSH-ONCE")
 
 
 # --- A2A-C-PUSH-STALE --------------------------------------------------------------------------
 
-STALE = _d(9, 4.02, delivery=2, state="working", text="gathering", fault="stale")
+STALE = delivery(9, 4.02, delivery=2, state="working", text="gathering", fault="stale")
 
 
 def test_stale_passes_when_the_result_follows_the_terminal_delivery() -> None:
-    obs = _push_call([*_finished(), STALE], OK, t_result=4.1, gets=(4.02,))
+    obs = push_call([*finished(), STALE], OK, t_result=4.1, gets=(4.02,))
     assert_passes(push_stale_verdicts(obs), "A2A-C-PUSH-STALE")
 
 
 def test_stale_fails_when_the_call_waits_on_after_it() -> None:
-    obs = _push_call([*_finished(), STALE], OK, t_result=14.5, gets=(4.02, 14.4))
+    obs = push_call([*finished(), STALE], OK, t_result=14.5, gets=(4.02, 14.4))
     assert_fails(push_stale_verdicts(obs), "A2A-C-PUSH-STALE", "reopened the call")
 
 
 def test_stale_fails_when_the_result_takes_the_stale_state() -> None:
-    obs = _push_call([*_finished(), STALE], result("failed", {"s": "one two"}), t_result=4.1)
+    obs = push_call([*finished(), STALE], result("failed", {"s": "one two"}), t_result=4.1)
     assert_fails(push_stale_verdicts(obs), "A2A-C-PUSH-STALE", "'failed'")
 
 
 def test_stale_is_not_judged_when_it_came_after_the_result() -> None:
     late = STALE.model_copy(update={"t": 5.0, "t_end": 5.01})
-    obs = _push_call([*_finished(), late], OK, t_result=4.1)
+    obs = push_call([*finished(), late], OK, t_result=4.1)
     assert_not_applicable(push_stale_verdicts(obs), "A2A-C-PUSH-STALE")
 
 
@@ -212,31 +131,31 @@ def test_stale_is_not_judged_when_it_came_after_the_result() -> None:
 
 def _silent() -> list[DeliveryRecord]:
     """The last chunk and the terminal delivery lost: nothing after 2 s."""
-    return _finished()[:3]
+    return finished()[:3]
 
 
 def test_silence_passes_when_the_client_reads_the_task_within_its_idle_limit() -> None:
-    obs = _push_call(_silent(), OK, t_result=12.6, gets=(12.5,))
+    obs = push_call(_silent(), OK, t_result=12.6, gets=(12.5,))
     assert_passes(push_silence_verdicts(obs), "A2A-C-PUSH-SILENCE")
 
 
 def test_silence_fails_when_the_client_waits_for_its_deadline() -> None:
-    obs = _push_call(_silent(), result("timeout", {"s": "one "}, incomplete=True), t_result=30.1)
+    obs = push_call(_silent(), result("timeout", {"s": "one "}, incomplete=True), t_result=30.1)
     assert_fails(push_silence_verdicts(obs), "A2A-C-PUSH-SILENCE", "did not ask the server")
 
 
 def test_silence_fails_when_the_recovery_comes_too_late() -> None:
-    obs = _push_call(_silent(), OK, t_result=20.1, gets=(20.0,))
+    obs = push_call(_silent(), OK, t_result=20.1, gets=(20.0,))
     assert_fails(push_silence_verdicts(obs), "A2A-C-PUSH-SILENCE")
 
 
 def test_silence_is_not_judged_when_deliveries_kept_coming() -> None:
-    obs = _push_call(_finished(), OK, t_result=4.1)
+    obs = push_call(finished(), OK, t_result=4.1)
     assert_not_applicable(push_silence_verdicts(obs), "A2A-C-PUSH-SILENCE", "never stopped")
 
 
 def test_silence_is_not_judged_on_a_streaming_call() -> None:
-    obs = _push_call(_silent(), OK, t_result=12.6).model_copy(update={"push": False})
+    obs = push_call(_silent(), OK, t_result=12.6).model_copy(update={"push": False})
     assert_not_applicable(push_silence_verdicts(obs), "A2A-C-PUSH-SILENCE", "not a push call")
 
 
@@ -244,16 +163,16 @@ def test_silence_is_not_judged_on_a_streaming_call() -> None:
 
 
 def test_deadline_judges_a_push_call_both_ways() -> None:
-    on_time = _push_call(_finished(), OK, t_result=4.1)
+    on_time = push_call(finished(), OK, t_result=4.1)
     assert_passes(check_a2a_client(on_time), "A2A-C-DEADLINE")
-    late = _push_call(_silent(), result("timeout", {"s": "one "}, incomplete=True), t_result=36.5)
+    late = push_call(_silent(), result("timeout", {"s": "one "}, incomplete=True), t_result=36.5)
     assert_fails(check_a2a_client(late), "A2A-C-DEADLINE", "after its first request")
 
 
 def test_no_resend_judges_a_push_call_both_ways() -> None:
-    once = _push_call(_finished(), OK, t_result=4.1)
+    once = push_call(finished(), OK, t_result=4.1)
     assert_passes(check_a2a_client(once), "A2A-C-NO-RESEND")
-    twice = _push_call(_finished(), OK, t_result=4.1, sends=(0.1, 2.5))
+    twice = push_call(finished(), OK, t_result=4.1, sends=(0.1, 2.5))
     assert_fails(check_a2a_client(twice), "A2A-C-NO-RESEND", "sent its message 2 times")
 
 
@@ -262,7 +181,7 @@ def test_no_resend_judges_a_push_call_both_ways() -> None:
 
 def test_delivery_faults_fired_says_when_each_fault_acted() -> None:
     fired = FORGED.model_copy(update={"fault_index": 0})
-    obs = _push_call(_finished(fired), OK, t_result=4.1).model_copy(
+    obs = push_call(finished(fired), OK, t_result=4.1).model_copy(
         update={
             "push_faults": (
                 DeliveryFault(delivery=3, do="wrong_token"),
@@ -290,12 +209,12 @@ def _broken(obs: A2AClientObservation) -> set[str]:
 def test_a_forged_state_taken_is_push_auth_s_alone() -> None:
     accepted = FORGED.model_copy(update={"receiver_status": 200, "status": 200})
     forged_result = result("failed", {"s": "one "}, message=FORGED_TEXT)
-    obs = _push_call(_finished(accepted), forged_result, t_result=2.6)
+    obs = push_call(finished(accepted), forged_result, t_result=2.6)
     assert "A2A-C-PUSH-AUTH" in _broken(obs)
     assert "A2A-C-STATUS" not in _broken(obs)
 
 
 def test_a_duplicate_applied_twice_is_push_once_s_alone() -> None:
-    obs = _push_call(_finished(DUP), result("completed", {"s": "one twotwo"}), t_result=4.1)
+    obs = push_call(finished(DUP), result("completed", {"s": "one twotwo"}), t_result=4.1)
     assert "A2A-C-PUSH-ONCE" in _broken(obs)
     assert "A2A-C-REASSEMBLY" not in _broken(obs)
