@@ -23,7 +23,7 @@ _WHEN_OVER = "Knowing when the call is over"
 _DROPS = "Dropped streams and resubscribe"
 _REASSEMBLY = "Reassembling streamed artifacts"
 _BUILDING = "Building the client"
-_PUSH = "Trade-offs (push notifications)"
+_PUSH = "Push notifications"
 
 
 def _c(
