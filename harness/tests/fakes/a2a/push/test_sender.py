@@ -166,3 +166,42 @@ async def test_close_ends_deliveries_in_flight() -> None:
             await until(lambda: len(fake.ledger.deliveries) >= 1)
         # closed while the timeline still ran: nothing left open or running
         assert all(d.ended != "open" for d in fake.ledger.deliveries)
+
+
+async def test_the_fake_posts_what_a2a_sdk_s_own_sender_posts() -> None:
+    """Differential: the same update sent by a2a-sdk 1.3's BasePushNotificationSender and by
+    the fake reaches a webhook with the same body, byte for byte, and the same token."""
+    import httpx as httpx_
+    from a2a.server.context import ServerCallContext
+    from a2a.server.tasks import BasePushNotificationSender, InMemoryPushNotificationConfigStore
+    from a2a.types import a2a_pb2
+    from google.protobuf.json_format import ParseDict
+
+    from streamproof.protocol import a2a as ours
+    from streamproof.protocol.a2a.push import push_body
+
+    event = ours.StatusUpdate(
+        task_id="t-1",
+        context_id="c-1",
+        status=ours.TaskStatus(
+            state=ours.TaskState.WORKING,
+            message=ours.Message(
+                message_id="m", role="agent", parts=(ours.TextPart(text="drafting ü"),)
+            ),
+            timestamp="2026-01-02T03:04:05Z",
+        ),
+    )
+    sdk_event = ParseDict(
+        json.loads(push_body(event))["statusUpdate"], a2a_pb2.TaskStatusUpdateEvent()
+    )
+    async with webhook() as hook:
+        store = InMemoryPushNotificationConfigStore()
+        config = a2a_pb2.TaskPushNotificationConfig(url=hook.url, token=TOKEN)
+        await store.set_info("t-1", config, ServerCallContext())
+        async with httpx_.AsyncClient() as http:
+            await BasePushNotificationSender(http, store).send_notification("t-1", sdk_event)
+        assert len(hook.got) == 1
+        theirs = hook.got[0]
+    assert theirs["body"] == push_body(event)
+    assert theirs["headers"][TOKEN_HEADER] == TOKEN
+    assert theirs["headers"]["Content-Type"] == "application/json"
