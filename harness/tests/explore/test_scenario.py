@@ -31,3 +31,12 @@ def test_an_a2a_scenarios_rest_run_is_searched_by_its_id() -> None:
     assert "binding" not in plain.data
     with pytest.raises(ExploreError, match=r"binding rest is an A2A 1\.0 binding"):
         load_scenario("a2a_client/reset-mid-stream[rest]")  # a 0.3 scenario has no REST run
+
+
+def test_a_push_scenario_is_searched_on_the_push_link_too() -> None:
+    scenario, had_faults = load_scenario(str(ROOT / "scenarios/a2a_client/push_link_cut.yaml"))
+    assert had_faults and scenario.kind == "a2a-client"
+    space = scenario.space
+    assert space.links == ("a2a", "push")
+    assert space.link_matches["push"][0] == {}
+    assert "status" in space.only["push"] and "corrupt" not in space.only["push"]

@@ -68,6 +68,7 @@ from streamproof.core.durations import Duration
 from streamproof.core.patterns import json_schema_pattern
 from streamproof.core.requirements import RequirementIds
 from streamproof.fakes.a2a.fixture import fixture_timeline
+from streamproof.fakes.a2a.push.script import PushScript
 from streamproof.fakes.a2a.script import A2AScript, Reply, ReplySpelling, ServerBehaviour, Step
 from streamproof.faults.engine_names import EngineName
 from streamproof.faults.engines.catalog import engine_problems
@@ -242,7 +243,10 @@ class A2AClientLimits(_Model):
 class A2AClientLinks(_Model):
     a2a: tuple[Fault, ...] = ()
     """The fault plan of the hop between the client and the fake A2A server."""
-    engine: dict[Literal["a2a"], EngineName] = Field(default_factory=dict)
+    push: tuple[Fault, ...] = ()
+    """The fault plan of the hop between the fake's push sender and the client's webhook
+    (a scenario with ``push:``; docs/reference/faults.md#push)."""
+    engine: dict[Literal["a2a", "push"], EngineName] = Field(default_factory=dict)
     """The engine that must carry out the plan (``engine: {a2a: toxiproxy}``); default: the
     run's ``--engine``, else ``inline``."""
     forward: tuple[Literal["a2a"], ...] = ()
@@ -252,7 +256,7 @@ class A2AClientLinks(_Model):
 
     @model_validator(mode="after")
     def _engine_can(self) -> A2AClientLinks:
-        problems = engine_problems({"a2a": self.a2a}, self.engine.items())
+        problems = engine_problems({"a2a": self.a2a, "push": self.push}, self.engine.items())
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -353,6 +357,10 @@ class A2AClientScenario(_Model):
         Reply | None, BeforeValidator(_reply_shorthand, json_schema_input_type=ReplySpelling | None)
     ] = None
     server: ServerBehaviour = Field(default_factory=ServerBehaviour)
+    push: PushScript | None = None
+    """Push notifications: the client registers a webhook and the fake delivers the task's
+    updates to it, with these delivery faults (:mod:`streamproof.fakes.a2a.push.script`);
+    needs a client that declares ``push``."""
     links: A2AClientLinks = A2AClientLinks()
     expect: A2AClientExpect = A2AClientExpect()
     limits: A2AClientLimits = A2AClientLimits()
@@ -383,10 +391,12 @@ class A2AClientScenario(_Model):
         # The fake's own validation: one of task/reply, times in order, nothing after a
         # terminal state... (its messages name the step, e.g. task[4]).
         try:
-            A2AScript(task=self.task, reply=self.reply, server=self.server)
+            A2AScript(task=self.task, reply=self.reply, server=self.server, push=self.push)
         except ValidationError as exc:
             err = exc.errors(include_url=False)[0]
             raise ValueError(str(err["msg"]).removeprefix("Value error, ")) from None
+        if self.links.push and self.push is None:
+            raise ValueError("links.push needs a push: section (no webhook, no push link)")
         if self.expect.follow_up is not None and self.client.follow_up is None:
             raise ValueError("expect.follow_up needs client.follow_up, the answer to send")
         if self.binding not in (None, "jsonrpc") and self.server.wire == "0.3":
@@ -440,6 +450,8 @@ class A2AClientScenario(_Model):
         if self.links.forward and "proxy_env" not in needs:
             needs.append("proxy_env")
         needs.append(f"binding {self.run_binding}")
+        if self.push is not None and "push" not in needs:
+            needs.append("push")
         missing = [n for n in needs if n not in declared]
         wires = ["0.3", "1.0"] if self.server.wire == "both" else [self.server.wire]
         if self.run_binding != "jsonrpc":
@@ -451,4 +463,4 @@ class A2AClientScenario(_Model):
     @property
     def script(self) -> A2AScript:
         """The fake A2A server's script."""
-        return A2AScript(task=self.task, reply=self.reply, server=self.server)
+        return A2AScript(task=self.task, reply=self.reply, server=self.server, push=self.push)

@@ -582,3 +582,23 @@ PLANS: dict[str, Plan] = {
     "test_a_concurrency_mutant_is_caught_only_with_calls_at_once": _at_once_run,
 }
 """Each test's run on the real reference client, from its parameters (run_pool)."""
+
+
+def test_each_call_keeps_its_own_webhook_and_deliveries() -> None:
+    from streamproof.fakes.a2a.push.records import DeliveryRecord, WebhookRecord
+
+    ledger = shared_ledger()
+    hooks = tuple(
+        WebhookRecord(t=0.1, task_id=task, request=0, url=f"http://127.0.0.1:{port}/w", token=True)
+        for task, port in (("t0", 1000), ("t1", 1001))
+    )
+    sent = tuple(
+        DeliveryRecord(seq=i, delivery=1, task_id=task, url="u", t=0.2, kind="task")
+        for i, task in enumerate(("t1", "t0", "t1"))
+    )
+    first, second = split_ledger(
+        ledger.model_copy(update={"webhooks": hooks, "deliveries": sent}), MARKERS[:2]
+    )
+    assert [w.url for w in first.webhooks] == ["http://127.0.0.1:1000/w"]
+    assert [d.seq for d in first.deliveries] == [1]
+    assert [d.seq for d in second.deliveries] == [0, 2]
