@@ -406,7 +406,7 @@ def test_a_push_scenario_loads_and_needs_push() -> None:
     assert isinstance(scenario, A2AClientScenario)
     assert scenario.push is not None and scenario.script.push == scenario.push
     assert scenario.missing_needs(frozenset({"wire 1.0", "binding jsonrpc"})) == ["push"]
-    assert scenario.missing_needs(frozenset({"wire 1.0", "push"})) == []
+    assert scenario.missing_needs(frozenset({"wire 1.0", "binding jsonrpc", "push"})) == []
 
 
 def test_a_bad_push_fault_names_the_file_and_the_field() -> None:
