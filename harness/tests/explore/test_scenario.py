@@ -29,8 +29,12 @@ def test_an_a2a_scenarios_rest_run_is_searched_by_its_id() -> None:
     assert scenario.model.model_validate(scenario.data).run_binding == "rest"
     plain, _ = load_scenario("a2a_client/wire-1-0-reset-mid-stream")
     assert "binding" not in plain.data
-    with pytest.raises(ExploreError, match=r"binding rest is an A2A 1\.0 binding"):
-        load_scenario("a2a_client/reset-mid-stream[rest]")  # a 0.3 scenario has no REST run
+    # a scenario that leaves its wire out has a REST run too, on the 1.0 wire
+    lifted, _ = load_scenario("a2a_client/reset-mid-stream[rest]")
+    model = lifted.model.model_validate(lifted.data)
+    assert model.run_binding == "rest" and model.server.wire == "1.0"
+    with pytest.raises(ExploreError, match="no-such-scenario"):
+        load_scenario("a2a_client/no-such-scenario[rest]")
 
 
 def test_a_push_scenario_is_searched_on_the_push_link_too() -> None:

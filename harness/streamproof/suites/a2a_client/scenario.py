@@ -295,6 +295,14 @@ def _task_input(value: Any) -> Any:
     return value
 
 
+def _lifts(data: dict[str, Any]) -> bool:
+    """Whether a document pins a 1.0 binding (``rest``, ``grpc``) without writing
+    ``server.wire``: its run is then on the 1.0 wire (:meth:`A2AClientScenario.variants`)."""
+    server = data.get("server")
+    written = isinstance(server, dict) and "wire" in server
+    return data.get("binding") in ("rest", "grpc") and not written
+
+
 _STEP_INDEX = re.compile(r"^task\[(\d+)\](\S*)")
 
 
@@ -368,9 +376,18 @@ class A2AClientScenario(_Model):
     @model_validator(mode="before")
     @classmethod
     def _task_fixture(cls, data: Any, info: ValidationInfo) -> Any:
+        lifted = isinstance(data, dict) and _lifts(data)
+        if lifted:
+            server = data.get("server")
+            data = {
+                **data,
+                "server": {**(server if isinstance(server, dict) else {}), "wire": "1.0"},
+            }
         if isinstance(data, dict) and isinstance(data.get("task"), dict):
             server = data.get("server")
             wire = server.get("wire", "0.3") if isinstance(server, dict) else "0.3"
+            if lifted:
+                wire = "both"  # a 0.3 fixture's steps are the same task on the 1.0 wire
             try:
                 task = _timeline_from_fixture(data["task"], info, wire, "task")
             except ValidationError as exc:  # the mapping itself (an unknown key...)
@@ -401,9 +418,9 @@ class A2AClientScenario(_Model):
             raise ValueError("expect.follow_up needs client.follow_up, the answer to send")
         if self.binding not in (None, "jsonrpc") and self.server.wire == "0.3":
             raise ValueError(
-                f"binding {self.binding} is an A2A 1.0 binding, and server.wire is 0.3 (A2A "
-                '0.3\'s own HTTP+JSON routes are not served); set server.wire to "1.0" or '
-                '"both", or drop binding'
+                f"binding {self.binding} is an A2A 1.0 binding, and server.wire is written as "
+                '0.3 (A2A 0.3\'s own HTTP+JSON routes are not served); set server.wire to "1.0" '
+                'or "both", or leave it out (the run is then on the 1.0 wire), or drop binding'
             )
         turns = 2 if self.client.follow_up is not None else 1
         needed = turns * (self.client.deadline + self.limits.grace)
@@ -428,19 +445,29 @@ class A2AClientScenario(_Model):
 
     def variants(self, bindings: Sequence[Binding]) -> tuple[A2AClientScenario, ...]:
         """The runs of this scenario on a target declaring ``bindings``: itself when it pins a
-        binding; otherwise one per declared binding that can carry its wire (JSON-RPC always,
-        REST and gRPC on a 1.0 or both wire), JSON-RPC first under the plain id, the others
-        as ``<id>[<binding>]``. Never empty: a target without JSON-RPC still gets the plain
-        id's run, skipped for the binding it lacks."""
+        binding; otherwise one per declared binding that can carry it, JSON-RPC under the
+        plain id, the others as ``<id>[<binding>]``. REST and gRPC are A2A 1.0 bindings: they
+        carry a scenario on the 1.0 or both wire, and one that does not write its wire (the
+        seed's rules hold on either) on the 1.0 wire; a scenario written for the 0.3 wire runs
+        on JSON-RPC only. Never empty: when no declared binding can carry it, the plain id's
+        run is there, skipped for the binding it lacks."""
         if self.binding is not None:
             return (self,)
-        usable = [b for b in bindings if b != "jsonrpc" and self.server.wire != "0.3"]
-        runs: list[A2AClientScenario] = [self]
-        runs += [
-            self.model_copy(update={"binding": b, "id": f"{self.id}[{b}]"})
-            for b in dict.fromkeys(usable)
-        ]
-        return tuple(runs)
+        runs: list[A2AClientScenario] = [self] if "jsonrpc" in bindings else []
+        for b in dict.fromkeys(bindings):
+            if b == "jsonrpc" or (self.server.wire == "0.3" and not self.lifts):
+                continue
+            update: dict[str, Any] = {"binding": b, "id": f"{self.id}[{b}]"}
+            if self.server.wire == "0.3":
+                update["server"] = self.server.model_copy(update={"wire": "1.0"})
+            runs.append(self.model_copy(update=update))
+        return tuple(runs) or (self,)
+
+    @property
+    def lifts(self) -> bool:
+        """Whether its REST and gRPC runs are lifted to the 1.0 wire: it does not write
+        ``server.wire``, so it holds on either wire."""
+        return "wire" not in self.server.model_fields_set
 
     def missing_needs(self, declared: frozenset[str]) -> list[str]:
         """What this scenario needs that a client declaring ``declared`` lacks."""

@@ -145,6 +145,18 @@ class ClientTarget(_Model):
         bugs_need_bug_env(self.bugs, self.bug_env)
         return self
 
+    @model_validator(mode="after")
+    def _bindings_fit_the_wires(self) -> ClientTarget:
+        # REST and gRPC carry the 1.0 wire only: without it every such run would be skipped
+        lone = [b for b in self.bindings if b != "jsonrpc"]
+        if lone and "1.0" not in self.wires:
+            raise ValueError(
+                f"bindings {', '.join(lone)} carry the A2A 1.0 wire only, and wires is "
+                f'{list(self.wires)}; add "1.0" to wires or drop {", ".join(lone)} '
+                "(docs/reference/a2a-client-contract.md#bindings)"
+            )
+        return self
+
     def argv(self) -> list[str]:
         return [sys.executable if part == "{python}" else part for part in self.command]
 
