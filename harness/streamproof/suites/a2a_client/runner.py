@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -33,12 +33,9 @@ from streamproof.core.concurrency import MAX_CONCURRENCY, merge_verdicts
 from streamproof.core.durations import TimeScale
 from streamproof.core.verdicts import Outcome, Verdict
 from streamproof.fakes.a2a import RPC_PATH, FakeA2AServer
-from streamproof.fakes.a2a.ledger import A2ALedger
 from streamproof.faults.engines import FaultLink
 from streamproof.faults.engines.pool import EnginePool
 from streamproof.faults.fired import judge_fault_plan
-from streamproof.faults.plan import Fault
-from streamproof.faults.records import LinkEvent
 from streamproof.protocol import a2a
 from streamproof.suites.a2a_client.checks import check_a2a_client
 from streamproof.suites.a2a_client.checks.concurrency import Call, concurrency_verdicts
@@ -53,9 +50,8 @@ from streamproof.suites.a2a_client.concurrency import (
 )
 from streamproof.suites.a2a_client.observation import (
     A2AClientObservation,
-    ServerArtifact,
-    ServerTask,
 )
+from streamproof.suites.a2a_client.observe import observe
 from streamproof.suites.a2a_client.result import ClientRun
 from streamproof.suites.a2a_client.scenario import A2AClientScenario
 from streamproof.suites.a2a_client.target import ClientTarget, check_target_bug, run_client_turn
@@ -308,10 +304,13 @@ class A2AClientEnvironment:
         if push_link is not None:
             await push_link.wait_quiet(SETTLE_S)
         await self._let_tasks_finish(max(grace, MIN_PLAY_OUT_S))
-        observation = self._observe(
+        observation = observe(
             scenario,
-            tuple(turns),
-            self.fake.ledger,
+            self.fake,
+            target=self.target_label,
+            scale=self.scale,
+            turns=tuple(turns),
+            ledger=self.fake.ledger,
             tolerance_s=scale(scenario.limits.tolerance),
             link_events=tuple(link.events),
             faults=scenario.links.a2a,
@@ -346,43 +345,6 @@ class A2AClientEnvironment:
                 "(docs/reference/a2a-client-contract.md#bindings)",
                 cause="engine",
             )
-
-    def _observe(
-        self,
-        scenario: A2AClientScenario,
-        turns: tuple[ClientRun, ...],
-        ledger: A2ALedger,
-        *,
-        tolerance_s: float,
-        link_events: tuple[LinkEvent, ...] | None,
-        faults: tuple[Fault, ...],
-        reply: str | None,
-        follow_up: str | None,
-    ) -> A2AClientObservation:
-        """What a call (or one of K calls at once) is judged on, its tasks read from the fake."""
-        scale = self.scale
-        return A2AClientObservation(
-            scenario=scenario.id,
-            target=self.target_label,
-            wire=scenario.server.wire,
-            binding=scenario.run_binding,
-            resubscribe_snapshot=scenario.server.resubscribe_snapshot,
-            snapshot_artifacts=scenario.server.snapshot_artifacts,
-            time_scale=scale.factor,
-            deadline_s=scale(scenario.client.deadline),
-            idle_s=scale(scenario.client.idle),
-            tolerance_s=tolerance_s,
-            turns=turns,
-            ledger=ledger,
-            link_events=link_events,
-            faults=faults,
-            server_tasks=tuple(self._server_tasks(r.task_id for r in ledger.tasks)),
-            push=scenario.push is not None,
-            push_faults=scenario.push.faults if scenario.push is not None else (),
-            reply_text=reply,
-            follow_up=follow_up,
-            expect=scenario.expect,
-        )
 
     async def run_concurrent(
         self, scenario: A2AClientScenario, k: int
@@ -475,10 +437,13 @@ class A2AClientEnvironment:
         calls: list[Call] = []
         for marker, turns, own in zip(markers, runs, split_ledger(ledger, markers), strict=True):
             script = keyed[marker]
-            observation = self._observe(
+            observation = observe(
                 scenario,
-                turns,
-                own,
+                self.fake,
+                target=self.target_label,
+                scale=self.scale,
+                turns=turns,
+                ledger=own,
                 tolerance_s=max(scale(scenario.limits.tolerance), CALL_SLACK_S * k),
                 link_events=None,  # no fault acts on the shared link: the fake's records stand
                 faults=(),
@@ -517,22 +482,3 @@ class A2AClientEnvironment:
             if all(t is None or t.status.state in _TURN_ENDS for t in tasks):
                 return
             await asyncio.sleep(0.02)
-
-    def _server_tasks(self, task_ids: Iterable[str]) -> list[ServerTask]:
-        out: list[ServerTask] = []
-        for task_id in task_ids:
-            task = self.fake.task(task_id)
-            if task is None:
-                continue
-            out.append(
-                ServerTask(
-                    task_id=task.id,
-                    context_id=task.context_id,
-                    state=task.status.state.value,
-                    artifacts=tuple(
-                        ServerArtifact(id=a.artifact_id, name=a.name, text=a2a.text_of(a.parts))
-                        for a in task.artifacts
-                    ),
-                )
-            )
-        return out
