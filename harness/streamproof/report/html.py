@@ -73,8 +73,10 @@ _PNG = "data:image/png;base64,"
 
 
 def anchor(scenario_id: str) -> str:
-    """The id of a scenario's section: ``scn-`` and its id with ``/`` replaced by ``--``."""
-    return "scn-" + scenario_id.replace("/", "--")
+    """The id of a scenario's section: ``scn-`` and its id with ``/`` replaced by ``--`` and a
+    binding's brackets (``x[rest]``) by ``--rest``, so the id is a plain CSS identifier."""
+    plain = scenario_id.replace("/", "--").replace("[", "--").replace("]", "")
+    return "scn-" + plain
 
 
 def cell_state(verdicts: Sequence[Mapping[str, Any]]) -> str:

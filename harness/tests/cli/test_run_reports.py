@@ -434,7 +434,7 @@ def test_the_report_names_every_version_the_targets_and_the_command_line(tmp_pat
     assert targets["gateway"]["base_url"].startswith("http://127.0.0.1:")
     assert "multi_agent" in targets["gateway"]["capabilities"]
     assert targets["a2a-client"]["name"] == "reference-client"
-    assert targets["a2a-client"]["capabilities"] == ["follow_up", "proxy_env"]
+    assert targets["a2a-client"]["capabilities"] == ["follow_up", "proxy_env", "push"]
     assert (env["time_scale"], env["bug"], env["strict"]) == (0.2, None, False)
     assert env["command_line"][1:4] == ["run", gateway, client]
 

@@ -52,5 +52,5 @@ def test_every_target_key_has_a_line(heading: str, model: type[BaseModel]) -> No
 
 
 def test_every_result_field_has_a_line() -> None:
-    documented = _table_after("**The client's result line**", "a2a-client-contract.md")
+    documented = _table_after("## The client's result line", "a2a-client-contract.md")
     assert documented == {f.alias or name for name, f in ClientResult.model_fields.items()}

@@ -264,10 +264,19 @@ def test_run_from_an_empty_folder_runs_every_bundled_scenario(installed: Venv, e
     assert report["summary"]["ok"] is True
     # the installed package found report.html's template (package data)
     assert '<header class="verdict ok">' in (empty / "reports" / "report.html").read_text()
+    from streamproof.suites.a2a_client.scenario import A2AClientScenario
+    from streamproof.suites.a2a_client.target import load_client_target
     from streamproof.suites.loading import load_scenarios
 
+    # a client scenario runs once per binding the reference client declares
+    bindings = load_client_target(None).bindings
+    loaded = [s.scenario for f in (ROOT / "scenarios").rglob("*.yaml") for s in load_scenarios(f)]
     bundled_ids = sorted(
-        s.scenario.id for f in (ROOT / "scenarios").rglob("*.yaml") for s in load_scenarios(f)
+        run.id
+        for scenario in loaded
+        for run in (
+            scenario.variants(bindings) if isinstance(scenario, A2AClientScenario) else (scenario,)
+        )
     )
     ids = sorted(s["id"] for s in report["scenarios"])
     assert ids == bundled_ids

@@ -409,6 +409,7 @@ def test_cell_state_is_the_worst_verdict_and_anchor_replaces_slashes() -> None:
     assert cell_state([{"outcome": "non-strict"}, {"outcome": "pass"}]) == "unmet"
     assert cell_state([{"outcome": "info"}]) == "none" and cell_state([]) == "none"
     assert anchor("gateway/a/b") == "scn-gateway--a--b"
+    assert anchor("a2a_client/x[rest]") == "scn-a2a_client--x--rest"  # a CSS identifier
     assert rerun_command({"time_scale": 1.0}, {"file": "f.yaml", "id": "x/y"}) == (
         "streamproof run --time-scale 1 f.yaml -k x/y"
     )

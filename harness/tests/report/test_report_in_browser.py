@@ -41,7 +41,7 @@ CELL_STATES = ("pass", "fail", "unmet", "known", "skip", "na", "none")
 
 def html_id(scenario_id: str) -> str:
     """The report's element id for a scenario (issue 13's shared contract)."""
-    return "scn-" + scenario_id.replace("/", "--")
+    return "scn-" + scenario_id.replace("/", "--").replace("[", "--").replace("]", "")
 
 
 def _run(scenario: Path, report_dir: Path) -> None:

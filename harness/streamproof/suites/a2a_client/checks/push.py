@@ -270,15 +270,23 @@ def push_silence_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             None,
         )
         end = min(x for x in (run.t_end, over_at) if x is not None)
+        # news: what the client heard, the server's answers to its reads aside
         news = sorted(
-            [r.t_end for r in rpc if r.t_end is not None]
+            [r.t_end for r in rpc if r.t_end is not None and r.rpc_method not in _GET]
             + [d.t_end for d in sent if d.t_end is not None]
         )
-        gets = sorted(r.t for r in rpc if r.rpc_method in _GET)
+        reads = sorted((r.t, r.t_end or r.t) for r in rpc if r.rpc_method in _GET)
+        gets = [t for t, _ in reads]
         mark = rpc[0].t_end if rpc[0].t_end is not None else rpc[0].t
         while mark + obs.idle_s < end:
-            following = [t for t in [*news, *gets] if mark < t]
-            nxt = min(following, default=None)
+            nxt = min((t for t in news if mark < t), default=None)
+            read = next(((t, t_end) for t, t_end in reads if mark < t), None)
+            if read is not None and read[0] <= mark + obs.idle_s and (nxt is None or read[0] < nxt):
+                # the client read the task before the silence outlasted its idle limit (a
+                # watchdog a hair early, or one that polls): a recovery in time, judged
+                judged += 1
+                mark = read[1]
+                continue
             if nxt is not None and nxt <= mark + obs.idle_s:
                 mark = nxt
                 continue

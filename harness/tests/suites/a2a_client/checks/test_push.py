@@ -139,6 +139,14 @@ def test_silence_passes_when_the_client_reads_the_task_within_its_idle_limit() -
     assert_passes(push_silence_verdicts(obs), "A2A-C-PUSH-SILENCE")
 
 
+def test_silence_is_judged_when_the_read_comes_a_hair_before_the_idle_limit() -> None:
+    """The client's watchdog counts from when it heard the last delivery, the ledger from when
+    the fake saw it answered: a read a few milliseconds inside the limit is the same
+    recovery, judged, not "deliveries never stopped" (it was not judged once under load)."""
+    obs = push_call(_silent(), OK, t_result=12.1, gets=(11.99,))
+    assert_passes(push_silence_verdicts(obs), "A2A-C-PUSH-SILENCE")
+
+
 def test_silence_fails_when_the_client_waits_for_its_deadline() -> None:
     obs = push_call(_silent(), result("timeout", {"s": "one "}, incomplete=True), t_result=30.1)
     assert_fails(push_silence_verdicts(obs), "A2A-C-PUSH-SILENCE", "did not ask the server")
