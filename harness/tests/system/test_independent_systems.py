@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from harness.tests.conftest import require_module
-from harness.tests.run_pool import Plan, RunPool, Shared
+from harness.tests.run_pool import Plan, RunPool, Shared, streamproof_run
 
 # Slow: whole suites against the independent systems. Every run is planned ahead and run a few
 # at a time (run_pool), all on one worker (one xdist group); a whole-suite run that several
@@ -386,6 +386,193 @@ def test_a_gateway_that_resends_the_answer_as_a_trailing_delta_fails_double_rend
     assert report["summary"]["expectation_failures"] == 1
 
 
+# --- issue 28: an A2A 1.0 client on the REST binding, written from the spec and the docs ---------
+# harness/tests/independent/rest_push_client.py: httpx and its own SSE reader, no a2a-sdk. The
+# bundled suite judges it on the 1.0-wire scenarios only (REST cannot carry the 0.3 wire), so two
+# more runs make every A2A-C MUST it can serve judged: the bundled 0.3-wire scenarios lifted to
+# the 1.0 wire (written at run time from the bundled YAML, nothing else changed), and the 1.0
+# scenarios under --concurrency 3 (the A2A-C-CONC-* requirements).
+
+REST_TARGET = "rest-push-client.yaml"
+REST_DECLARES = {"follow_up", "proxy_env"}
+"""What rest-push-client.yaml declares beyond the contract (its capabilities)."""
+
+
+def run_rest(report_dir: Path, *paths: Path | str, extra: Sequence[str] = ()) -> Outcome:
+    """``streamproof run PATHS --target rest-push-client.yaml --strict EXTRA``."""
+    done = streamproof_run(
+        report_dir,
+        "run",
+        *map(str, paths),
+        "--target",
+        str(INDEPENDENT / REST_TARGET),
+        "--strict",
+        "-q",
+        *extra,
+        timeout=SUITE_TIMEOUT_S,
+    )
+    results = report_dir / "results.json"
+    assert results.exists(), f"exit {done.returncode}, no results.json:\n{done.tail()}"
+    return done.returncode, done.tail(6000, 3000), done.report
+
+
+def wire_of(doc: dict[str, Any]) -> str:
+    return str((doc.get("server") or {}).get("wire", "0.3"))
+
+
+def lift_to_1_0(folder: Path, into: Path) -> list[Path]:
+    """Each bundled 0.3-wire scenario again on the 1.0 wire (``both`` when it replays a 0.3
+    fixture, which a 1.0-only server refuses), its id suffixed ``-lifted``."""
+    into.mkdir(parents=True, exist_ok=True)
+    files: list[Path] = []
+    for file in sorted(folder.glob("*.yaml")):
+        lifted = []
+        for doc in yaml.safe_load_all(file.read_text()):
+            if not isinstance(doc, dict) or wire_of(doc) != "0.3":
+                continue
+            doc["server"] = dict(doc.get("server") or {})
+            task = doc.get("task")
+            replays = isinstance(task, dict) and "fixture" in task
+            doc["server"]["wire"] = "both" if replays else "1.0"
+            doc["id"] = f"{doc['id']}-lifted"
+            lifted.append(doc)
+        if lifted:
+            target = into / file.name
+            target.write_text(yaml.safe_dump_all(lifted, sort_keys=False))
+            files.append(target)
+    return files
+
+
+def a2a_client_musts() -> dict[str, bool]:
+    """Every A2A client MUST in the registry, and whether it is judged only under concurrency."""
+    listed = subprocess.run(
+        [sys.executable, "-m", "streamproof.cli", "list", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return {
+        r["id"]: bool(r.get("concurrent"))
+        for r in json.loads(listed.stdout)
+        if r["kind"] == "a2a-client" and r["level"] == "MUST"
+    }
+
+
+def judged_passing(report: Report) -> set[str]:
+    return {
+        str(v.get("requirement"))
+        for s in report["scenarios"]
+        for v in s.get("verdicts", [])
+        if v.get("outcome") == "pass"
+    }
+
+
+def rest_runs_made(report_dir: Path) -> dict[str, Outcome]:
+    """The REST client's three runs, one after the other: the bundled suite, the 0.3-wire
+    scenarios lifted to 1.0, and the 1.0 scenarios under --concurrency 3."""
+    on_1_0 = sorted(
+        f
+        for f in CLIENT_SCENARIOS.glob("*.yaml")
+        if any(wire_of(d) != "0.3" for d in scenario_documents_of(f))
+    )
+    return {
+        "suite": run_rest(report_dir / "suite", CLIENT_SCENARIOS),
+        "lifted": run_rest(
+            report_dir / "lifted", *lift_to_1_0(CLIENT_SCENARIOS, report_dir / "lifted-yaml")
+        ),
+        "concurrent": run_rest(report_dir / "concurrent", *on_1_0, extra=("--concurrency", "3")),
+    }
+
+
+REST = Shared("rest-client", rest_runs_made)
+
+
+def scenario_documents_of(file: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(file.read_text()) if isinstance(d, dict)]
+
+
+@pytest.fixture
+def rest_runs(runs: RunPool, request: pytest.FixtureRequest) -> dict[str, Outcome]:
+    """The three runs of the REST client this test reads, by name."""
+    return runs.run_of(request)  # type: ignore[no-any-return]
+
+
+def test_rest_client_fails_nothing_in_the_bundled_suite(rest_runs: dict[str, Outcome]) -> None:
+    code, output, report = rest_runs["suite"]
+    assert not failures(report), "\n".join(failures(report)) + "\n" + output
+    assert code == 0, output
+    served = [
+        d
+        for d in scenario_documents(CLIENT_SCENARIOS)
+        if wire_of(d) != "0.3"
+        and d.get("binding") in (None, "rest")
+        and not set(d.get("needs") or ()) - REST_DECLARES
+    ]
+    assert served, "no bundled scenario on the 1.0 wire"
+    assert report["summary"]["passed"] == len(served), output
+
+
+def test_rest_client_skips_exactly_what_needs_json_rpc_or_the_0_3_wire(
+    rest_runs: dict[str, Outcome],
+) -> None:
+    _, _, report = rest_runs["suite"]
+    by_id = {s["id"]: s for s in report["scenarios"]}
+    wrong: list[str] = []
+    for doc in scenario_documents(CLIENT_SCENARIOS):
+        plain, rest = str(doc["id"]), f"{doc['id']}[rest]"
+        wire, pinned = wire_of(doc), doc.get("binding")
+        lacking = set(doc.get("needs") or ()) - REST_DECLARES
+        # The JSON-RPC run (the plain id) is skipped for the binding, and for the wire on 0.3.
+        reason = skip_reason(by_id.get(plain, {}))
+        if pinned != "rest":
+            if by_id.get(plain, {}).get("outcome") != "skipped" or "jsonrpc" not in reason:
+                wrong.append(f"{plain}: expected skipped for binding jsonrpc, got {reason!r}")
+            elif wire == "0.3" and "0.3" not in reason:
+                wrong.append(f"{plain}: skip reason {reason!r} does not name the 0.3 wire")
+        if wire == "0.3" or pinned == "jsonrpc":
+            if rest in by_id:
+                wrong.append(f"{rest}: ran, but REST cannot carry this scenario")
+            continue
+        outcome = by_id.get(rest, {}).get("outcome")
+        if lacking:
+            r = skip_reason(by_id.get(rest, {}))
+            if outcome != "skipped" or not any(capability_pattern(n).search(r) for n in lacking):
+                wrong.append(f"{rest}: expected skipped for {sorted(lacking)}, got {outcome} {r!r}")
+        elif outcome != "passed":
+            wrong.append(f"{rest}: {outcome}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_rest_client_fails_nothing_on_the_0_3_scenarios_lifted_to_1_0(
+    rest_runs: dict[str, Outcome],
+) -> None:
+    code, output, report = rest_runs["lifted"]
+    assert not failures(report), "\n".join(failures(report)) + "\n" + output
+    assert code == 0, output
+    ran = [s for s in report["scenarios"] if s["id"].endswith("-lifted[rest]")]
+    assert len(ran) >= 20 and all(s["outcome"] == "passed" for s in ran), output
+
+
+def test_rest_client_fails_nothing_under_concurrency(rest_runs: dict[str, Outcome]) -> None:
+    code, output, report = rest_runs["concurrent"]
+    assert not failures(report), "\n".join(failures(report)) + "\n" + output
+    assert code == 0, output
+    assert report["summary"]["passed"] >= 2, output
+
+
+def test_every_a2a_client_must_the_rest_client_serves_is_judged(
+    rest_runs: dict[str, Outcome],
+) -> None:
+    judged: set[str] = set()
+    for _, _, report in rest_runs.values():
+        judged |= judged_passing(report)
+    musts = a2a_client_musts()
+    missing = sorted(set(musts) - judged)
+    assert not missing, f"never judged (passing) on the REST client: {missing}"
+
+
 def _suite(scenarios: Path | Sequence[Path], target: str) -> Plan:
     return partial(run_suite, scenarios, target)
 
@@ -404,6 +591,11 @@ PLANS: dict[str, Plan | Shared] = {
         GATEWAY_SCENARIOS, "broken-history-gateway.yaml"
     ),
     "test_error_only_client_fails": _suite(CLIENT_SCENARIOS, "error-only-client.yaml"),
+    "test_rest_client_fails_nothing_in_the_bundled_suite": REST,
+    "test_rest_client_skips_exactly_what_needs_json_rpc_or_the_0_3_wire": REST,
+    "test_rest_client_fails_nothing_on_the_0_3_scenarios_lifted_to_1_0": REST,
+    "test_rest_client_fails_nothing_under_concurrency": REST,
+    "test_every_a2a_client_must_the_rest_client_serves_is_judged": REST,
     "test_retries_that_outlast_the_run_bound_end_with_its_error_frame": _suite(
         GATEWAY_SCENARIOS / "model_http_error.yaml", "late-gateway-java-backoff.yaml"
     ),
