@@ -140,16 +140,17 @@ class CallBook:
         state, text = status_of(task)
         self._on_state(state, text, final=False)
 
-    def refresh_artifacts(self, task: dict[str, Any]) -> None:
+    def refresh_artifacts(self, task: dict[str, Any], *, absent_is_gap: bool = True) -> None:
         """A settled call's last look at the task: its artifacts replace the buffers when it
-        has them; without them, chunks we may have missed make the result incomplete."""
+        has them; without them, when chunks may have been missed (``absent_is_gap``), the
+        result is incomplete."""
         task_id, _ = ids_of(task, is_task=True)
         if not self.belongs(task_id):
             return
         artifacts = task.get("artifacts")
         if isinstance(artifacts, list) and artifacts:
             self._replace_from(artifacts)
-        elif self.pieces:
+        elif self.pieces and absent_is_gap:
             self.gap = True
 
     def _replace_from(self, artifacts: list[Any]) -> None:

@@ -189,6 +189,13 @@ class Driver:
         self.retry_pause = 0.1
         self.blind_resume = False
 
+    @staticmethod
+    def log(text: str) -> None:
+        log(text)
+
+    def message(self) -> dict[str, Any]:
+        return outgoing_message(self.turn)
+
     async def pump(self, answer: httpx.Response, *, resuming: bool) -> None:
         """Read SSE events into the book until it settles or the stream ends. A resumed
         stream that does not open with a Task snapshot (the spec says it must) may have
@@ -368,7 +375,9 @@ async def drive(agent: Agent, turn: Turn, book: CallBook, left: Any) -> None:
         book.settle("error", f"agent card: {type(exc).__name__}: {exc}")
         return
     driver = Driver(agent, turn, book)
-    if turn.push:
+    if turn.push and not agent.push_capable:
+        log("the turn asks for push but the card does not offer it: streaming instead")
+    if turn.push and agent.push_capable:
         from harness.tests.independent.push_follow import follow_by_push
 
         await follow_by_push(driver, left)
