@@ -416,6 +416,17 @@ def run_rest(report_dir: Path, *paths: Path | str, extra: Sequence[str] = ()) ->
     return done.returncode, done.tail(6000, 3000), done.report
 
 
+def rest_needs(doc: dict[str, Any]) -> set[str]:
+    """What a client scenario needs (``needs``, and ``push`` for one with a ``push:``
+    section or ``follow_up`` for one with a follow-up turn) that the REST client lacks."""
+    needs = set(doc.get("needs") or ())
+    if doc.get("push") is not None:
+        needs.add("push")
+    if (doc.get("client") or {}).get("follow_up") is not None:
+        needs.add("follow_up")
+    return needs - REST_DECLARES
+
+
 def wire_of(doc: dict[str, Any]) -> str:
     return str((doc.get("server") or {}).get("wire", "0.3"))
 
@@ -506,9 +517,7 @@ def test_rest_client_fails_nothing_in_the_bundled_suite(rest_runs: dict[str, Out
     served = [
         d
         for d in scenario_documents(CLIENT_SCENARIOS)
-        if wire_of(d) != "0.3"
-        and d.get("binding") in (None, "rest")
-        and not set(d.get("needs") or ()) - REST_DECLARES
+        if wire_of(d) != "0.3" and d.get("binding") in (None, "rest") and not rest_needs(d)
     ]
     assert served, "no bundled scenario on the 1.0 wire"
     assert report["summary"]["passed"] == len(served), output
@@ -523,7 +532,7 @@ def test_rest_client_skips_exactly_what_needs_json_rpc_or_the_0_3_wire(
     for doc in scenario_documents(CLIENT_SCENARIOS):
         plain, rest = str(doc["id"]), f"{doc['id']}[rest]"
         wire, pinned = wire_of(doc), doc.get("binding")
-        lacking = set(doc.get("needs") or ()) - REST_DECLARES
+        lacking = rest_needs(doc)
         # The JSON-RPC run (the plain id) is skipped for the binding, and for the wire on 0.3.
         reason = skip_reason(by_id.get(plain, {}))
         if pinned != "rest":
