@@ -35,6 +35,10 @@ class Reference:
     """Mutant name -> the requirement that must catch it."""
     concurrent: Mapping[str, int] = field(default_factory=dict)
     """Mutant name -> the sessions at once (``--concurrency``) its run needs."""
+    mutant_runs: str | None = None
+    """A ``-k`` expression the mutants' runs keep (the reference's run keeps every scenario):
+    ``not binding_rest`` runs the A2A client's mutants on JSON-RPC only, its reference on
+    every binding it declares."""
 
 
 class Environment(Protocol):

@@ -3,6 +3,7 @@ removed, and the space of fault plans drawn for it (:class:`~streamproof.explore
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,16 @@ class SearchedScenario:
     """Every model turn as plain chunks data (gateway), for a plan that changes one."""
 
 
+_BINDING_SUFFIX = re.compile(r"^(?P<name>.+)\[(?P<binding>jsonrpc|rest|grpc)\]$")
+
+
+def _split_binding(name: str) -> tuple[str, str | None]:
+    """A name and the binding its ``[rest]`` suffix asks for (an A2A client scenario's run on
+    that binding: docs/reference/a2a-client-contract.md#bindings)."""
+    found = _BINDING_SUFFIX.match(name)
+    return (found["name"], found["binding"]) if found else (name, None)
+
+
 def _resolve(name: str) -> tuple[Path, str | None]:
     """The file that holds ``name`` and, when ``name`` is a scenario id, that id."""
     path = Path(name)
@@ -72,7 +83,9 @@ def _resolve(name: str) -> tuple[Path, str | None]:
 
 def load_scenario(name: str) -> tuple[SearchedScenario, bool]:
     """The scenario at ``name`` (a file holding one scenario, or a bundled scenario's id) with
-    its link faults removed, and whether it had any."""
+    its link faults removed, and whether it had any. An A2A client scenario's id with a binding
+    suffix (``a2a_client/x[rest]``) is that scenario pinned to the binding."""
+    name, binding = _split_binding(name)
     path, wanted = _resolve(name)
     if path.is_dir():
         raise ExploreError(f"{path}: a folder; explore takes one scenario file")
@@ -94,6 +107,10 @@ def load_scenario(name: str) -> tuple[SearchedScenario, bool]:
     # Canned streams (``fixture:``) are found from the scenario's folder up; the reproducer is
     # written elsewhere (reports/explore/), so it names each one by its absolute path.
     data = _absolute_fixtures(docs[index], path)
+    if binding is not None:
+        if not isinstance(scenario, A2AClientScenario):
+            raise ExploreError(f"{name}[{binding}]: only an a2a-client scenario runs on a binding")
+        data = {**data, "binding": binding}
     had_faults = has_link_faults(data)
     base = with_plan(data, {})
     model = type(scenario)
@@ -141,7 +158,7 @@ def load_scenario(name: str) -> tuple[SearchedScenario, bool]:
         file=str(path),
         data=base,
         model=model,
-        id=scenario.id,
+        id=scenario.id if binding is None else f"{scenario.id}[{binding}]",
         kind=scenario.kind,
         horizon=stripped.horizon,
         run_timeout=stripped.limits.run_timeout,

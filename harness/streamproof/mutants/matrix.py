@@ -37,6 +37,8 @@ class Suite:
     concurrent: Mapping[str, int] = field(default_factory=dict)
     """Mutant name -> the sessions at once (``--concurrency``) its run needs: a defect in state
     shared between sessions shows only then."""
+    mutant_runs: str | None = None
+    """A ``-k`` expression the mutants' runs keep (the reference's run keeps every scenario)."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,8 @@ def _run_one(suite: Suite, bug: str | None, workdir: Path, time_scale: float | N
         argv += ["--time-scale", str(time_scale)]
     if bug is not None and bug in suite.concurrent:
         argv += ["--concurrency", str(suite.concurrent[bug])]
+    if bug is not None and suite.mutant_runs is not None:
+        argv += ["-k", suite.mutant_runs]
     started = time.monotonic()
     try:
         proc = subprocess.run(
@@ -271,7 +275,14 @@ def default_suites() -> list[Suite]:
         described = suite(kind)
         folder = str(bundled / described.SCENARIO_FOLDER)
         out += [
-            Suite(ref.name, (folder,), str(ref.target), dict(ref.intended), dict(ref.concurrent))
+            Suite(
+                ref.name,
+                (folder,),
+                str(ref.target),
+                dict(ref.intended),
+                dict(ref.concurrent),
+                ref.mutant_runs,
+            )
             for ref in described.references()
         ]
     return out

@@ -61,6 +61,9 @@ class ScenarioFile(pytest.File):
                 entry = replace(loaded_entry, scenario=scenario)
                 item = ScenarioItem.from_parent(self, name=scenario.id, loaded=entry)
                 item.add_marker(scenario.kind.replace("-", "_"))
+                binding = getattr(scenario, "run_binding", None)
+                if binding is not None:  # -k binding_rest selects an A2A client's REST runs
+                    item.extra_keyword_matches.add(f"binding_{binding}")
                 levels = {REGISTRY[r].level.value.lower() for r in scenario.requirements}
                 for level in sorted(levels):
                     item.add_marker(level)

@@ -333,7 +333,7 @@ def _a2a_prompt(c: Captured) -> str | None:
     body = c.request_json()
     if not isinstance(body, dict):
         return None
-    params = body.get("params")
+    params = body.get("params", body)  # JSON-RPC params, or a REST request's whole body
     message = params.get("message") if isinstance(params, dict) else None
     parts = message.get("parts") if isinstance(message, dict) else None
     texts = [
@@ -357,7 +357,8 @@ def _a2a_outcome(data: bytes) -> tuple[str | None, dict[str, str], float]:
     state: str | None = None
     artifacts: dict[str, str] = {}
     for event in _events_json(data):
-        result = event.get("result") if isinstance(event, dict) else None
+        # a JSON-RPC response's result, or a REST stream's bare event
+        result = event.get("result", event) if isinstance(event, dict) else None
         if not isinstance(result, dict):
             continue
         if len(result) == 1 and isinstance(next(iter(result.values())), dict):

@@ -326,6 +326,20 @@ def test_a_reference_run_has_no_bug_and_a_suite_without_target_passes_none(
     assert run.intended is None and run.failed == () and run.verdict == "pass"
 
 
+def test_the_client_mutants_run_on_json_rpc_and_its_reference_on_every_binding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No mutant is binding-specific: the matrix keeps the REST runs to the reference's run."""
+    (client,) = [s for s in default_suites() if s.name == "a2a-client"]
+    assert client.mutant_runs == "not binding_rest"
+    fake = FakeCli(_results({"A2A-C-DEADLINE": {"fail": 1}}), exit_code=1)
+    monkeypatch.setattr(subprocess, "run", fake)
+    mutants._run_one(client, "no-watchdog", tmp_path, None)
+    assert fake.argv[-2:] == ["-k", "not binding_rest"]
+    mutants._run_one(client, None, tmp_path, None)
+    assert "-k" not in fake.argv
+
+
 def test_a_run_that_wrote_no_report_is_an_error_showing_its_output(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -281,3 +281,48 @@ def test_a_stream_with_no_complete_event_writes_no_fixture(cut: bytes) -> None:
     assert fixtures == []
     assert notes == ["req 0: the stream held no complete event; no fixture"]
     assert "No streamed Gemini response was recorded" in text
+
+
+def test_a_recorded_rest_stream_becomes_a_1_0_scenario(tmp_path: Path) -> None:
+    """The REST binding's stream: its prompt from the body's message, its outcome from the
+    bare events; a 1.0 scenario (run on each binding the client declares)."""
+    body = {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "Summarise"}]}}
+    ids = {"taskId": "t1", "contextId": "c1"}
+    events = [
+        b"data: " + json.dumps(e).encode() + b"\n\n"
+        for e in (
+            {"task": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_SUBMITTED"}}},
+            {
+                "artifactUpdate": {
+                    **ids,
+                    "artifact": {"artifactId": "summary", "parts": [{"text": "Done."}]},
+                    "lastChunk": True,
+                }
+            },
+            {"statusUpdate": {**ids, "status": {"state": "TASK_STATE_COMPLETED"}}},
+        )
+    ]
+    stream = Captured(
+        number=1,
+        method="POST",
+        target="/message:stream",
+        rpc="SendStreamingMessage",
+        request_headers=(),
+        request_body=json.dumps(body).encode(),
+        status=200,
+        content_type="text/event-stream",
+        chunks=((0.01, events[0]), (0.5, events[1]), (1.0, events[2])),
+    )
+    text, fixtures, _ = plan_files(
+        [stream], kind="a2a", name="rest", upstream="http://127.0.0.1:9", written_at="now"
+    )
+    data = yaml.safe_load(text)
+    assert data["server"] == {"wire": "1.0"} and data["client"]["prompt"] == "Summarise"
+    assert data["expect"]["result"] == {
+        "status": "completed",
+        "artifacts": {"summary": "complete"},
+    }
+    (fixture,) = fixtures
+    scenario = _write(tmp_path, text, [(fixture.relative, fixture.data)])
+    (loaded,) = load_scenarios(scenario)
+    assert loaded.scenario.task is not None and len(loaded.scenario.task) == 3

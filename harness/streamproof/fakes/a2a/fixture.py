@@ -1,7 +1,9 @@
 """A canned A2A stream (``fixtures/a2a/<wire>/...``) read back into a task timeline.
 
 A fixture holds the SSE body of one ``message/stream`` (0.3) or ``SendStreamingMessage``
-(1.0) call as the wire carried it, with timing comments (:mod:`streamproof.protocol.fixture`).
+(1.0) call as the wire carried it (on JSON-RPC, each event a response whose ``result`` is the
+stream event; on the 1.0 REST binding, ``POST /message:stream``, each event the bare
+``StreamResponse``), with timing comments (:mod:`streamproof.protocol.fixture`).
 The fake A2A server is a task state machine: the task id is the one it creates for the
 client's call, a resubscribe continues from where the task is, ``tasks/get`` answers from its
 state. So a fixture becomes the timeline the fake plays (one step per event, at its recorded
@@ -67,16 +69,28 @@ def _payload(event: FixtureEvent, file: str) -> Any:
         raise event.problem(file, f"the data is not JSON: {exc}") from None
 
 
+_STREAM_MEMBERS = frozenset({"task", "message", "statusUpdate", "artifactUpdate"})
+
+
+def _bare_event(payload: Any) -> bool:
+    """A REST stream's event: a ``StreamResponse`` with its one member, no JSON-RPC envelope."""
+    return isinstance(payload, dict) and len(payload) == 1 and set(payload) <= _STREAM_MEMBERS
+
+
 def fixture_wire(events: Sequence[FixtureEvent], file: str) -> Wire:
     """The wire a fixture is written in: 0.3 results carry ``kind``, 1.0 results are wrapped
-    in a ``StreamResponse`` member."""
+    in a ``StreamResponse`` member (a REST stream's events are that wrapper alone)."""
     for event in events:
         if event.data_lines:
             payload = _payload(event, file)
+            if _bare_event(payload):
+                return "1.0"
             result = payload.get("result") if isinstance(payload, dict) else None
             if isinstance(result, dict):
                 return "0.3" if "kind" in result else "1.0"
-            raise event.problem(file, "not a JSON-RPC response with a 'result' object")
+            raise event.problem(
+                file, "neither a JSON-RPC response with a 'result' object nor a REST stream event"
+            )
     raise FixtureProblem(file, "holds no data event (only comments)")
 
 
@@ -144,7 +158,7 @@ def fixture_timeline(
             continue
         payload = _payload(event, file)
         try:
-            result = decode_response(payload, "response")
+            result = payload if _bare_event(payload) else decode_response(payload, "response")
             if isinstance(result, RpcError):
                 raise event.problem(
                     file,

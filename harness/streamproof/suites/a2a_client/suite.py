@@ -67,8 +67,14 @@ def _bindings(target_file: str | None) -> tuple[Binding, ...]:
 
 
 def references() -> tuple[Reference, ...]:
-    """The reference client and its mutants (it has one wire set and one policy)."""
-    return (Reference(KIND, DEFAULT_TARGET, dict(INTENDED), dict(CONCURRENT)),)
+    """The reference client and its mutants (it has one wire set and one policy). The
+    reference runs on every binding it declares; its mutants on JSON-RPC only, since none is
+    binding-specific (docs/explanation/performance.md#the-mutant-matrix)."""
+    return (
+        Reference(
+            KIND, DEFAULT_TARGET, dict(INTENDED), dict(CONCURRENT), mutant_runs="not binding_rest"
+        ),
+    )
 
 
 def environment(

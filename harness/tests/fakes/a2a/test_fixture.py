@@ -104,7 +104,7 @@ def test_the_bundled_stories_play_as_scripts() -> None:
             "an error response",
         ),
         (stream(SUBMITTED, WORKING + b"\r\ndata: {}"), 2, "one 'data:' line"),
-        (stream(b"data: [1]"), 1, "not a JSON-RPC response"),
+        (stream(b"data: [1]"), 1, "neither a JSON-RPC response"),
     ],
 )
 def test_a_malformed_a2a_fixture_names_the_event(body: bytes, event: int, words: str) -> None:
@@ -119,3 +119,23 @@ def test_the_wire_is_read_from_the_first_data_event() -> None:
     assert fixture_wire(events, "f") == "0.3"
     with pytest.raises(FixtureProblem, match="no data event"):
         fixture_wire(parse_fixture(b": only a comment\n\n", "f"), "f")
+
+
+def test_a_rest_stream_is_a_1_0_fixture() -> None:
+    """A REST stream (``POST /message:stream``) carries bare ``StreamResponse`` events, no
+    JSON-RPC envelope: the same 1.0 timeline as the JSON-RPC stream that wraps them."""
+    rest = stream(
+        b'data: {"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_SUBMITTED"}}}',
+        b'data: {"artifactUpdate":{"taskId":"t","contextId":"c","artifact":{"artifactId":"a",'
+        b'"parts":[{"text":"one"}]},"lastChunk":true}}',
+        b'data: {"statusUpdate":{"taskId":"t","contextId":"c",'
+        b'"status":{"state":"TASK_STATE_COMPLETED"}}}',
+    )
+    assert fixture_wire(parse_fixture(rest, "f.sse"), "f.sse") == "1.0"
+    assert timeline(rest) == [
+        {"at": 0.0, "status": "submitted"},
+        {"at": 1.0, "artifact": {"id": "a", "text": "one", "last": True}},
+        {"at": 2.0, "status": "completed"},
+    ]
+    with pytest.raises(FixtureProblem, match="nor a REST stream event"):
+        timeline(stream(b'data: {"task":{},"message":{}}'))
