@@ -45,7 +45,7 @@ class ScenarioSkipped(Exception):
 
 
 GatewayCapability = Literal["multi_agent", "none_mode", "history", "auth", "run_timeout"]
-ClientCapability = Literal["follow_up", "proxy_env"]
+ClientCapability = Literal["follow_up", "proxy_env", "push"]
 Wire = Literal["0.3", "1.0"]
 Binding = Literal["jsonrpc", "rest", "grpc"]
 """An A2A protocol binding a client speaks (docs/reference/a2a-client-contract.md#bindings):
@@ -65,6 +65,9 @@ CLIENT_CAPABILITIES: Mapping[str, str] = {
     "follow_up": "a follow-up turn that replies to input-required with STREAMPROOF_TASK_ID and "
     "STREAMPROOF_CONTEXT_ID",
     "proxy_env": "its HTTP calls honour HTTP_PROXY (a forward proxy between it and the agent)",
+    "push": "push notifications: with STREAMPROOF_A2A_PUSH=1 it listens on 127.0.0.1, registers "
+    "that webhook with a token in its send's configuration and takes the task's updates from it "
+    "(docs/reference/a2a-client-contract.md#push-notifications)",
     "wire 0.3": 'the A2A 0.3 wire, wires: ["0.3"]',
     "wire 1.0": 'the A2A 1.0 wire, wires: ["1.0"]',
     "binding jsonrpc": "the JSON-RPC binding, bindings: [jsonrpc]",

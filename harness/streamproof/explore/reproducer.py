@@ -39,7 +39,7 @@ _ERROR: dict[str, Any] = {
 }
 """The error a generated error event carries: the fake's default, Gemini's overload."""
 
-_LINK_NAMES = ("browser", "model", "a2a")
+_LINK_NAMES = ("browser", "model", "a2a", "push")
 
 
 def has_link_faults(data: Mapping[str, Any]) -> bool:

@@ -12,7 +12,14 @@ import yaml
 
 from streamproof.explore.options import ExploreError
 from streamproof.explore.reproducer import has_link_faults, turn_data, with_plan
-from streamproof.explore.space import BROWSER_ACTIONS, Space, a2a_matches
+from streamproof.explore.space import (
+    BROWSER_ACTIONS,
+    PUSH_ACTIONS,
+    PUSH_LINK,
+    PUSH_MATCHES,
+    Space,
+    a2a_matches,
+)
 from streamproof.protocol.gemini import TextChunk
 from streamproof.suites.a2a_client.scenario import A2AClientScenario
 from streamproof.suites.browser_client.scenario import BrowserClientScenario
@@ -124,12 +131,15 @@ def load_scenario(name: str) -> tuple[SearchedScenario, bool]:
         steps = stripped.task or ()
         times = [float(step.at) for step in steps if getattr(step, "at", None) is not None]
         active = max(times) + 1.0 if times else None
+        pushed = stripped.push is not None
         space = Space(
-            ("a2a",),
+            ("a2a", PUSH_LINK) if pushed else ("a2a",),
             stripped.horizon,
             a2a_matches(stripped.server.wire),
             active,
             max(len(steps), 1),
+            only={PUSH_LINK: PUSH_ACTIONS} if pushed else {},
+            link_matches={PUSH_LINK: PUSH_MATCHES} if pushed else {},
         )
         if isinstance(base.get("task"), list) and len(base["task"]) > 1:
             space = replace(space, steps=len(base["task"]))

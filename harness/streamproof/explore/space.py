@@ -52,6 +52,9 @@ __all__ = [
     "ELEMENT_KEYS",
     "LEAVE",
     "MAX_FAULTS",
+    "PUSH_ACTIONS",
+    "PUSH_LINK",
+    "PUSH_MATCHES",
     "TASK",
     "TRIGGER_ORDER",
     "TURNS",
@@ -114,6 +117,14 @@ _TRIGGERS_FOR: Final[Mapping[str, tuple[str, ...]]] = {
 
 _CUTS: Final = 4
 
+PUSH_LINK: Final = "push"
+PUSH_ACTIONS: Final = ("rst", "fin", "end_clean", "stall", "status", "refuse", "delay", "stall_for")
+"""The actions the ``push`` link may get: a delivery cut, held, refused or answered in the
+webhook's place; not a corruption, drip or split of the webhook's short answer, which the
+sender only reads for its status."""
+PUSH_MATCHES: Final[tuple[Mapping[str, str], ...]] = ({}, {"method": "POST"})
+"""What a fault on the push link may match: any delivery (``occurrence`` picks one)."""
+
 BROWSER_ACTIONS: Final = ("rst", "fin", "end_clean", "stall", "stall_for", "drip", "split")
 """The actions a gateway's browser link may get: cut (the browser leaves), held (a slow
 browser), dripped or split; the gateway checks judge each as what the browser did."""
@@ -171,6 +182,9 @@ class Space:
     steps: int = 0
     """How many steps the task's timeline has (:data:`TASK`: from the second on they may come
     later; the first, ``submitted``, stays at 0 s); below 2: not offered."""
+    link_matches: Mapping[str, tuple[Mapping[str, str], ...]] = field(default_factory=dict)
+    """Per link, its own matches instead of :attr:`matches` (the ``push`` link's requests are
+    webhook deliveries, not JSON-RPC calls)."""
 
     @property
     def places(self) -> tuple[str, ...]:
@@ -246,9 +260,12 @@ def fault_data(draw: st.DrawFn, space: Space, link: str) -> dict[str, Any]:
     if link == _BROWSER_LINK:
         # A fault on the browser's request keeps it from the gateway: nothing to judge.
         triggers = tuple(t for t in triggers if t != "on_request")
+    elif link == PUSH_LINK:
+        # A delivery's answer is a short body, no SSE events to count.
+        triggers = tuple(t for t in triggers if t != "after_event") or ("on_response_headers",)
     trigger = draw(st.sampled_from(triggers))
     when: dict[str, Any] = {}
-    when.update(draw(st.sampled_from(space.matches)))
+    when.update(draw(st.sampled_from(space.link_matches.get(link, space.matches))))
     occurrence = draw(st.sampled_from(_OCCURRENCES))
     if occurrence is not None:
         when["occurrence"] = occurrence

@@ -23,7 +23,7 @@ from streamproof.core.verdicts import Kind, Level, Outcome, Verdict
 from streamproof.faults.plan import Fault
 from streamproof.faults.records import LinkEvent
 
-__all__ = ["FAULT_FIRED", "fault_fired_verdicts", "judge_fault_plan"]
+__all__ = ["FAULT_FIRED", "NamedFault", "fault_fired_verdicts", "judge_fault_plan"]
 
 FAULT_FIRED = "fault.fired"
 """The name every fault verdict is reported under."""
@@ -123,16 +123,49 @@ def _judged(
     return out
 
 
+NamedFault = tuple[str, float | None, bool, str]
+"""A fault planned outside a link (a push delivery fault): its name, when it fired (None:
+never), whether it is optional, and what was seen instead."""
+
+
+def _named(faults: Iterable[NamedFault]) -> list[tuple[str, Verdict]]:
+    out: list[tuple[str, Verdict]] = []
+    for name, at, optional, saw in faults:
+        if at is not None:
+            verdict = _verdict(
+                Outcome.PASS, f"{name} fired at {at:.3f}s", expected="fired", observed=f"{at:.3f}s"
+            )
+        elif optional:
+            verdict = _verdict(
+                Outcome.NOT_APPLICABLE,
+                f"{name} is optional and did not fire: {saw}",
+                expected="fired (optional)",
+                observed=saw,
+            )
+        else:
+            verdict = _verdict(
+                Outcome.FAIL,
+                f"{name} never fired: {saw}. The run did not exercise what the scenario is "
+                "built for; a fault that need not fire says optional: true",
+                expected="fired",
+                observed=saw,
+            )
+        out.append((name, verdict))
+    return out
+
+
 def judge_fault_plan(
     verdicts: Iterable[Verdict],
     plans: Mapping[str, Sequence[Fault]],
     events: Mapping[str, Sequence[LinkEvent]],
     requirements: Iterable[str],
+    extra: Iterable[NamedFault] = (),
 ) -> list[Verdict]:
     """``verdicts`` with the plan's ``fault.fired`` verdicts first, and, when a required fault
     did not fire, the scenario's own ``requirements`` that passed and its expectations turned
-    into not applicable, saying which fault did not fire."""
-    judged = _judged(plans, events)
+    into not applicable, saying which fault did not fire. ``extra``: faults planned outside a
+    link, judged the same way."""
+    judged = _judged(plans, events) + _named(extra)
     faults = [verdict for _, verdict in judged]
     missed = [name for name, verdict in judged if verdict.outcome is Outcome.FAIL]
     if not missed:

@@ -407,7 +407,8 @@ def _verdict(verdict: Mapping[str, Any], time_scale: float) -> dict[str, Any]:
 
 def _highlights(observation: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The observed pattern at a glance: the frame sequence (gateway), the requests the fake
-    server saw and each call's result (A2A client), the stored history, the response's end."""
+    server saw, its push deliveries and each call's result (A2A client), the stored history,
+    the response's end."""
     out: list[tuple[str, str]] = []
     frames = observation.get("frames")
     if isinstance(frames, list):
@@ -441,6 +442,15 @@ def _highlights(observation: Mapping[str, Any]) -> list[tuple[str, str]]:
         out.append(("requests (ledger)", compress(calls, limit=40) or "(none)"))
     elif isinstance(observation.get("requests"), str):
         out.append(("requests (ledger)", observation["requests"]))
+    if isinstance(ledger, Mapping) and ledger.get("deliveries"):
+        sent = [
+            (f"#{d['delivery']}" if d.get("delivery") else "forged")
+            + f" {d.get('ended')}"
+            + (f" [{d['fault']}]" if d.get("fault") else "")
+            for d in ledger["deliveries"]
+            if isinstance(d, Mapping)
+        ]
+        out.append(("push deliveries (ledger)", compress(sent, limit=40)))
     for turn in observation.get("turns") or []:
         if isinstance(turn, Mapping):
             out.append((f"turn {turn.get('turn', '?')} result", _turn(turn)))

@@ -14,6 +14,7 @@ import json
 from typing import Any, Final
 
 from streamproof.fakes.a2a.ledger import RequestRecord
+from streamproof.fakes.a2a.push.records import DeliveryRecord
 from streamproof.fakes.records import ModelCall, ToolCall
 
 __all__ = ["a2a_line", "a2a_ready", "model_line", "tool_line"]
@@ -91,3 +92,16 @@ def tool_line(call: ToolCall) -> str:
     """``   1.530s tool get_weather {"city": "Paris"} -> 200``."""
     arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
     return f"{call.t:8.3f}s tool {call.tool} {_short(arguments)} -> {call.status}"
+
+
+def delivery_line(record: DeliveryRecord) -> str:
+    """``   2.104s push #3 artifact-update summary -> http://127.0.0.1:41213/hook: HTTP 200``."""
+    number = f"#{record.delivery}" if record.delivery is not None else "forged"
+    what = record.state or record.artifact_id or ""
+    fault = f" [{record.fault}]" if record.fault is not None else ""
+    if record.ended == "lost":
+        return f"{record.t:8.3f}s push {number} {record.kind} {what}{fault}: lost (never sent)"
+    answer = (
+        f"HTTP {record.receiver_status}" if record.receiver_status is not None else record.ended
+    )
+    return f"{record.t:8.3f}s push {number} {record.kind} {what}{fault} -> {record.url}: {answer}"

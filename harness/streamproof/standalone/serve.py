@@ -38,7 +38,13 @@ from streamproof.fakes.tools import FakeTools
 from streamproof.protocol import a2a
 from streamproof.runtime.interrupts import Interrupts
 from streamproof.runtime.loop import BackgroundLoop
-from streamproof.standalone.ledger_lines import a2a_line, a2a_ready, model_line, tool_line
+from streamproof.standalone.ledger_lines import (
+    a2a_line,
+    a2a_ready,
+    delivery_line,
+    model_line,
+    tool_line,
+)
 from streamproof.suites.a2a_client.scenario import A2AClientScenario
 from streamproof.suites.gateway.scenario import GatewayScenario
 from streamproof.suites.loading import ScenarioError, load_scenarios
@@ -180,6 +186,7 @@ class _Served:
         self.model: FakeModel | None = None
         self.tools: FakeTools | None = None
         self.shown = 0
+        self.shown_deliveries = 0
         self.shown_model = 0
         self.shown_tools = 0
 
@@ -211,12 +218,20 @@ class _Served:
                     if setup.binding == "rest"
                     else "JSON-RPC on the card, HTTP+JSON beside it"
                 )
-            return [
+            lines = [
                 f"{PROG}: fake A2A server listening on {base}/ ({bindings})",
                 f"{PROG}: agent card {fake.card_url}",
                 f"{PROG}: {setup.label}: {what}, wire {script.server.wire}"
                 + (f", times scaled by {setup.time_scale:g}" if setup.time_scale != 1 else ""),
             ]
+            if script.push is not None:
+                faults = len(script.push.faults)
+                lines.append(
+                    f"{PROG}: push notifications: a webhook registered in SendMessage's "
+                    "configuration (taskPushNotificationConfig) gets the task's updates"
+                    + (f", {faults} delivery fault(s) scripted" if faults else "")
+                )
+            return lines
 
         async def _model() -> list[str]:
             scenario = setup.scenario
@@ -250,6 +265,13 @@ class _Served:
                 while self.shown < len(records) and a2a_ready(records[self.shown]):
                     lines.append(a2a_line(records[self.shown]))
                     self.shown += 1
+                sent = self.a2a.ledger.deliveries
+                while (
+                    self.shown_deliveries < len(sent)
+                    and sent[self.shown_deliveries].ended != "open"
+                ):
+                    lines.append(delivery_line(sent[self.shown_deliveries]))
+                    self.shown_deliveries += 1
             if self.model is not None:
                 calls = self.model.calls
                 lines += [model_line(c) for c in calls[self.shown_model :]]

@@ -240,3 +240,78 @@ def test_model_and_tool_lines() -> None:
     assert model_line(call) == "   1.250s model #2 m stream agent root -> no scripted turn left"
     tool = ToolCall(t=2.0, tool="lookup", arguments={"q": "x"}, status=200)
     assert tool_line(tool) == '   2.000s tool lookup {"q": "x"} -> 200'
+
+
+PUSH_SCENARIO = ROOT / "scenarios/a2a_client/push_happy_path.yaml"
+
+
+def test_serve_a2a_delivers_to_a_registered_webhook(running: list[Running]) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    got: list[dict[str, object]] = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            got.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200 if self.headers.get("X-A2A-Notification-Token") == "t" else 401)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    hook = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    webhook = f"http://127.0.0.1:{hook.server_address[1]}/hook"
+    try:
+        process = start(running, serve("a2a", str(PUSH_SCENARIO), "--time-scale", "0.05"))
+        found = process.wait_for(LISTENING_A2A)
+        url, port = found.group(1), int(found.group(2))
+        process.wait_for(r"push notifications: a webhook registered in SendMessage's")
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SendMessage",
+            "params": {
+                "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "Hi"}]},
+                "configuration": {
+                    "returnImmediately": True,
+                    "taskPushNotificationConfig": {"url": webhook, "token": "t"},
+                },
+            },
+        }
+        with httpx.Client(timeout=30) as http:
+            card = http.get(url + ".well-known/agent-card.json").json()
+            assert card["capabilities"]["pushNotifications"] is True
+            http.post(url, json=body, headers={"A2A-Version": "1.0"})
+        process.wait_for(r"push #1 task submitted -> http://127\.0\.0\.1:\d+/hook: HTTP 200$")
+        process.wait_for(r"push #5 status-update completed -> .*: HTTP 200$")
+        assert "task" in got[0] and len(got) == 5
+        stopped_cleanly(process, signal.SIGTERM, port)
+    finally:
+        hook.shutdown()
+        hook.server_close()
+
+
+def test_delivery_lines() -> None:
+    from streamproof.fakes.a2a.push.records import DeliveryRecord
+    from streamproof.standalone.ledger_lines import delivery_line
+
+    sent = DeliveryRecord(
+        seq=0,
+        delivery=3,
+        task_id="t",
+        url="http://h/w",
+        t=2.1,
+        kind="artifact-update",
+        artifact_id="s",
+        receiver_status=200,
+        ended="acknowledged",
+        fault="duplicate",
+    )
+    assert delivery_line(sent) == (
+        "   2.100s push #3 artifact-update s [duplicate] -> http://h/w: HTTP 200"
+    )
+    lost = sent.model_copy(update={"ended": "lost", "fault": "lost", "receiver_status": None})
+    assert delivery_line(lost).endswith("push #3 artifact-update s [lost]: lost (never sent)")

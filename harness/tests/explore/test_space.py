@@ -12,6 +12,9 @@ from streamproof.explore.space import (
     BROWSER_ACTIONS,
     LEAVE,
     MAX_FAULTS,
+    PUSH_ACTIONS,
+    PUSH_LINK,
+    PUSH_MATCHES,
     TASK,
     TURN_CHANGES,
     TURNS,
@@ -236,3 +239,29 @@ def test_a_model_may_go_quiet_past_the_gateway_s_run_bound() -> None:
     assert found[TURNS] == [{"turn": 1, "delay": {"chunk": 1, "for": "120.5s"}}]
     # Without it, a delay stays within the horizon.
     assert Space(("browser",), 30.0, turns=((10,),)).quiet is None
+
+
+PUSHED = Space(
+    ("a2a", PUSH_LINK),
+    30.0,
+    a2a_matches("1.0"),
+    active=5.0,
+    events=5,
+    only={PUSH_LINK: PUSH_ACTIONS},
+    link_matches={PUSH_LINK: PUSH_MATCHES},
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(plans(PUSHED))
+def test_push_link_plans_are_deliveries_cut_held_or_refused(plan: dict[str, Any]) -> None:
+    _check(PUSHED, plan)
+    for fault in plan[PUSH_LINK]:
+        assert "rpc" not in fault["when"] and "after_event" not in fault["when"]
+        action = fault["do"] if isinstance(fault["do"], str) else next(iter(fault["do"]))
+        assert action in PUSH_ACTIONS
+
+
+def test_a_push_link_fault_is_in_the_space() -> None:
+    found = find(plans(PUSHED), lambda plan: bool(plan[PUSH_LINK]))
+    assert found[PUSH_LINK][0]["do"] == "rst"

@@ -455,3 +455,20 @@ def test_a_page_screenshot_is_shown_as_a_picture_not_as_text() -> None:
     html = render_html(report)
     assert html.count(f'src="{png}"') == 1 and "javascript:x" not in html
     assert "&#34;screenshot&#34;" not in html  # not repeated in the observation's JSON
+
+
+def test_the_highlights_list_push_deliveries() -> None:
+    from streamproof.report.html import _highlights
+
+    ledger = {
+        "requests": [],
+        "deliveries": [
+            {"delivery": 1, "ended": "acknowledged"},
+            {"delivery": None, "ended": "refused", "fault": "no_token"},
+            {"delivery": 2, "ended": "lost", "fault": "lost"},
+        ],
+    }
+    shown = dict(_highlights({"ledger": ledger}))
+    assert shown["push deliveries (ledger)"] == (
+        "#1 acknowledged forged refused [no_token] #2 lost [lost]"
+    )

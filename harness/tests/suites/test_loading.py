@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from streamproof.protocol.gemini import CallChunk, ErrorChunk, TextChunk
+from streamproof.suites.a2a_client.scenario import A2AClientScenario
 from streamproof.suites.gateway.scenario import GatewayScenario
 from streamproof.suites.loading import ScenarioError, ScenarioIds, load_scenarios, parse_scenarios
 
@@ -392,3 +393,37 @@ def test_libyaml_composes_the_same_data_and_lines_and_a_refused_file_keeps_pytho
     with pytest.raises(yaml.YAMLError) as python_error:
         list(yaml.compose_all(broken, Loader=yaml.SafeLoader))
     assert [str(p) for p in problems] == [str(loading._malformed("bad.yaml", python_error.value))]
+
+
+A2A_PUSH = A2A_GOOD.replace(
+    "task:", 'server: {wire: "1.0"}\npush:\n  faults:\n    - {delivery: 2, do: duplicate}\ntask:'
+)
+
+
+def test_a_push_scenario_loads_and_needs_push() -> None:
+    [loaded] = parse_scenarios(A2A_PUSH, "push.yaml")
+    scenario = loaded.scenario
+    assert isinstance(scenario, A2AClientScenario)
+    assert scenario.push is not None and scenario.script.push == scenario.push
+    assert scenario.missing_needs(frozenset({"wire 1.0", "binding jsonrpc"})) == ["push"]
+    assert scenario.missing_needs(frozenset({"wire 1.0", "binding jsonrpc", "push"})) == []
+
+
+def test_a_bad_push_fault_names_the_file_and_the_field() -> None:
+    err = _error(A2A_PUSH.replace("do: duplicate}", "do: duplicat}"))
+    assert err.file == "bad.yaml"
+    assert err.field == "push.faults[0].do"
+    err = _error(A2A_PUSH.replace("do: duplicate}", "do: delay}"))
+    assert err.field == "push.faults[0]" and "'by'" in err.problem
+
+
+def test_push_on_the_0_3_wire_and_a_fault_beyond_the_timeline_are_load_errors() -> None:
+    err = _error(A2A_PUSH.replace('wire: "1.0"', 'wire: "0.3"'))
+    assert 'push needs server.wire: "1.0"' in err.problem
+    err = _error(A2A_PUSH.replace("delivery: 2", "delivery: 7"))
+    assert "push.faults[0] (delivery 7: duplicate): the task makes 3 deliveries" in err.problem
+
+
+def test_a_push_link_plan_needs_a_push_section() -> None:
+    text = A2A_GOOD + "links:\n  push:\n    - {when: {on_request: true}, do: rst}\n"
+    assert "links.push needs a push: section" in _error(text).problem

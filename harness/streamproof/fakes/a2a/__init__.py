@@ -68,6 +68,11 @@ What lives where
 * :mod:`~streamproof.fakes.a2a.server`: :class:`FakeA2AServer` and :data:`RPC_PATH`: the aiohttp
   app, its lifecycle (``start``, ``load``, ``close``), routing, the agent card, the decoding
   and request-level errors of JSON-RPC calls, and the ledger snapshot.
+* :mod:`~streamproof.fakes.a2a.rest`: the A2A 1.0 HTTP+JSON (REST) routes, served beside
+  JSON-RPC on a 1.0 or both wire: a route decoded into the same call, answered by the same
+  method families, written the REST way (bare results, errors as HTTP statuses); each request
+  record says which binding carried it (docs/reference/a2a-client-contract.md#bindings).
+* :mod:`~streamproof.fakes.a2a.dispatch`: one decoded call handed to its method family.
 * :mod:`~streamproof.fakes.a2a.messages`: ``message/send`` and ``message/stream``.
 * :mod:`~streamproof.fakes.a2a.tasks`: ``tasks/get``, ``tasks/cancel`` and ``tasks/resubscribe``.
 * :mod:`~streamproof.fakes.a2a.call`: what both method families build on: one call's errors,

@@ -18,6 +18,7 @@ from typing import Any, Final, Protocol
 from aiohttp import web
 
 from streamproof.fakes.a2a.ledger import Ending, FrameKind, SentFrame
+from streamproof.fakes.a2a.push.sender import PushDeliveries
 from streamproof.fakes.a2a.script import A2AScript, ServerBehaviour
 from streamproof.fakes.a2a.state import (
     _Comment,
@@ -37,6 +38,7 @@ class _Fake(Protocol):
     the call and the server do not import each other."""
 
     _stopping: bool
+    _push: PushDeliveries
 
     def _cut_reason(self, run: _Run) -> Ending: ...
 

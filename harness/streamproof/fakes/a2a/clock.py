@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 
 from streamproof.fakes.a2a.ledger import TaskEventRecord, TaskRecord
+from streamproof.fakes.a2a.push.sender import PushDeliveries
 from streamproof.fakes.a2a.script import A2AScript, ArtifactStep, HeartbeatStep, StatusStep, Step
 from streamproof.fakes.a2a.state import (
     _Comment,
@@ -33,6 +34,7 @@ class _TaskClock:
     turns (:meth:`~streamproof.fakes.a2a.server.FakeA2AServer.close` cancels them)."""
 
     _drivers: set[asyncio.Task[None]]
+    _push: PushDeliveries
 
     def _start_turn(self, run: _Run, live: _LiveTask, steps: Sequence[Step]) -> None:
         start = time.monotonic()
@@ -127,6 +129,7 @@ class _TaskClock:
                 text=a2a.text_of(event.artifact.parts),
             )
         run.task_events.append(record)
+        self._push.publish(live.id, event)
         for sub in live.subscribers:
             sub.push(event)
         if a2a.ends_turn(event):

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from streamproof.core.capabilities import Binding
+from streamproof.fakes.a2a.push.records import DeliveryRecord, WebhookRecord
 
 __all__ = [
     "A2ALedger",
@@ -163,6 +164,10 @@ class A2ALedger(_Record):
     resubscribes: tuple[TaskCall, ...] = ()
     cancels: tuple[TaskCall, ...] = ()
     task_events: tuple[TaskEventRecord, ...] = ()
+    webhooks: tuple[WebhookRecord, ...] = ()
+    """The webhooks clients registered (push notifications)."""
+    deliveries: tuple[DeliveryRecord, ...] = ()
+    """Every push delivery, in the order they were sent (lost ones where they would have been)."""
 
     @property
     def rpc_methods(self) -> list[str]:

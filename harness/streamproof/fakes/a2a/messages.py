@@ -92,6 +92,8 @@ class _MessageMethods(_Call):
                 return await self._fail(error)
             note("continued")
             sub = _Subscriber() if streaming else None
+            if params.push is not None and script.push is not None:
+                fake._push.register(live.task, params.push, self.state.index)
             fake._continue_task(run, live, message, sub)
             if sub is not None:
                 return await self._stream(sub, (), live)
@@ -132,6 +134,8 @@ class _MessageMethods(_Call):
         live = fake._create_task(run, self.state, message, sub, script)
         self.state.task_id = live.id
         note("created")
+        if params.push is not None and script.push is not None:
+            fake._push.register(live.task, params.push, self.state.index)
         if sub is not None:
             return await self._stream(sub, (live.task,), live, params.history_length)
         return await self._settle(live, params)

@@ -67,6 +67,7 @@ from pydantic import (
 )
 
 from streamproof.core.durations import Duration
+from streamproof.fakes.a2a.push.script import PushScript
 from streamproof.protocol.a2a import INTERRUPTED_STATES, TERMINAL_STATES, ServedWire, TaskState
 
 __all__ = [
@@ -269,6 +270,9 @@ class A2AScript(_Model):
         Reply | None, BeforeValidator(_reply_shorthand, json_schema_input_type=ReplySpelling | None)
     ] = None
     server: ServerBehaviour = Field(default_factory=ServerBehaviour)
+    push: PushScript | None = None
+    """Push notifications: the card advertises them, a webhook a send registers gets the
+    task's updates (:mod:`streamproof.fakes.a2a.push`)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> A2AScript:
@@ -276,6 +280,16 @@ class A2AScript(_Model):
             raise ValueError("the script needs exactly one of 'task' (a timeline) and 'reply'")
         if self.task is not None:
             _check_timeline(self.task, "task", first_turn=True, artifacts={})
+        if self.push is not None:
+            if self.server.wire != "1.0":
+                raise ValueError(
+                    f'push needs server.wire: "1.0" (not {self.server.wire!r}): deliveries '
+                    "are 1.0 StreamResponse objects, and 0.3's payload was a bare Task "
+                    "(docs/reference/a2a-client-contract.md#push-notifications)"
+                )
+            if self.task is None:
+                raise ValueError("push needs a task timeline: a direct reply makes no task")
+            self.push.check_deliveries(delivery_count(self.task))
         return self
 
     @property
@@ -343,3 +357,23 @@ def _check_timeline(
                         f"{where}: append to artifact {chunk.id!r} after its last chunk"
                     )
             known[chunk.id] = chunk.last
+
+
+def delivery_count(steps: tuple[Step, ...]) -> int:
+    """How many push deliveries a task with this timeline makes, its follow-up turns included:
+    its Task snapshot, one per status or artifact step, and a follow-up's opening ``working``."""
+    count = 1
+    turn: tuple[Step, ...] | None = steps
+    first = True
+    while turn is not None:
+        rest = turn
+        if first and rest and isinstance(rest[0], StatusStep):
+            if rest[0].status is TaskState.SUBMITTED:
+                rest = rest[1:]
+        elif not first:
+            count += 1  # the follow-up's working update
+        count += sum(1 for s in rest if not isinstance(s, HeartbeatStep))
+        last = turn[-1] if turn else None
+        turn = last.follow_up if isinstance(last, StatusStep) else None
+        first = False
+    return count

@@ -6,8 +6,10 @@ client that goes through a fault proxy keeps going through it; ``public_url`` ov
 ``POST /`` is the JSON-RPC endpoint: the body is decoded and checked here (bad JSON, bad
 request, unknown method, bad params, version, streaming off on the card), and those
 request-level errors are always ``application/json``, HTTP 200; a valid call is answered by
-its method family (:class:`_RpcCall`). Nothing a client sends makes the fake answer with a
-traceback: an unexpected failure is a -32603 whose message names the exception type only.
+its method family (:class:`_RpcCall`). On a script whose wire has 1.0, every other path goes
+to the REST routes (:mod:`streamproof.fakes.a2a.rest`). Nothing a client sends makes the fake
+answer with a traceback: an unexpected failure is a -32603 (on REST, a 500) whose message names
+the exception type only.
 What a client sees, method by method, is in the package docstring (:mod:`streamproof.fakes.a2a`).
 """
 
@@ -26,6 +28,8 @@ from streamproof.fakes.a2a.call import _POLL
 from streamproof.fakes.a2a.clock import _TaskClock
 from streamproof.fakes.a2a.dispatch import _RpcCall
 from streamproof.fakes.a2a.ledger import A2ALedger, Ending
+from streamproof.fakes.a2a.push.relay import PushRelay
+from streamproof.fakes.a2a.push.sender import PushDeliveries
 from streamproof.fakes.a2a.rest import answer_rest, serves_rest
 from streamproof.fakes.a2a.script import A2AScript
 from streamproof.fakes.a2a.state import _RequestState, _Run
@@ -63,6 +67,9 @@ class FakeA2AServer(_TaskClock):
         self._stopping = False
         self._run = _Run(None, TimeScale(1.0), None)
         self._drivers: set[asyncio.Task[None]] = set()
+        self._relay = PushRelay()
+        self._push = PushDeliveries(None, TimeScale(1.0), self._run.now, None, None)
+        self._retired_push: set[asyncio.Task[None]] = set()
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -71,6 +78,11 @@ class FakeA2AServer(_TaskClock):
         if self._runner is not None:
             raise RuntimeError("the fake A2A server is already running")
         runner, self._base_url = await serve(self._handle, host, port)
+        try:
+            await self._relay.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
         self._stopping = False
         self._runner = runner
         return self._base_url
@@ -82,6 +94,10 @@ class FakeA2AServer(_TaskClock):
             return
         self._stopping = True
         self._retire(self._run)
+        await self._push.close()
+        if self._retired_push:
+            await asyncio.gather(*self._retired_push, return_exceptions=True)
+        await self._relay.close()
         await runner.cleanup()
         drivers = list(self._drivers)
         for driver in drivers:
@@ -97,6 +113,13 @@ class FakeA2AServer(_TaskClock):
         return self._base_url
 
     @property
+    def push_relay_url(self) -> str:
+        """Where the ``push`` link forwards deliveries (:mod:`streamproof.fakes.a2a.push.relay`)."""
+        if self._relay.base_url is None:
+            raise RuntimeError("the fake A2A server is not running; await start() first")
+        return self._relay.base_url
+
+    @property
     def card_url(self) -> str:
         return self.base_url + a2a.AGENT_CARD_PATH
 
@@ -108,6 +131,7 @@ class FakeA2AServer(_TaskClock):
         public_url: str | None = None,
         keyed: Mapping[str, A2AScript] | None = None,
         binding: Literal["jsonrpc", "rest"] = "jsonrpc",
+        push_via: str | None = None,
     ) -> None:
         """Set the script and forget everything else: tasks stop, open streams are cut, the
         ledger empties and the epoch becomes now. ``public_url`` is the JSON-RPC URL the card
@@ -124,12 +148,26 @@ class FakeA2AServer(_TaskClock):
 
         ``binding`` is the one the card advertises (``rest``: HTTP+JSON only, a 1.0 wire
         only); a script whose wire has 1.0 is served on both bindings whatever the card says
-        (:mod:`streamproof.fakes.a2a.rest`)."""
+        (:mod:`streamproof.fakes.a2a.rest`).
+
+        ``push_via`` is the base URL push deliveries are POSTed to (the ``push`` link in front
+        of :attr:`push_relay_url`); default: the relay itself, no link."""
         if binding == "rest" and script is not None and script.server.wire == "0.3":
             raise ValueError("the REST binding is served on the 1.0 wire only (server.wire)")
         scale = time_scale if isinstance(time_scale, TimeScale) else TimeScale(time_scale)
         self._retire(self._run)
         self._run = _Run(script, scale, public_url, keyed, binding)
+        old = asyncio.ensure_future(self._push.close()) if self._runner is not None else None
+        if old is not None:
+            self._retired_push.add(old)
+            old.add_done_callback(self._retired_push.discard)
+        self._push = PushDeliveries(
+            script.push if script is not None else None,
+            scale,
+            self._run.now,
+            self._relay,
+            push_via or self._relay.base_url,
+        )
 
     def set_epoch(self, t0: float) -> None:
         """Record times relative to ``t0`` (a ``time.monotonic()`` value)."""
@@ -151,6 +189,8 @@ class FakeA2AServer(_TaskClock):
             resubscribes=tuple(run.resubscribes),
             cancels=tuple(run.cancels),
             task_events=tuple(run.task_events),
+            webhooks=self._push.webhooks,
+            deliveries=self._push.deliveries,
         )
 
     def task(self, task_id: str) -> a2a.Task | None:
@@ -164,10 +204,10 @@ class FakeA2AServer(_TaskClock):
         return self._run.active > 0
 
     async def wait_quiet(self, timeout: float) -> bool:
-        """Wait until no request is in progress (True) or ``timeout`` seconds pass (False).
-        Tasks keep running on their clock either way."""
+        """Wait until no request and no push delivery is in progress (True) or ``timeout``
+        seconds pass (False). Tasks keep running on their clock either way."""
         deadline = time.monotonic() + timeout
-        while self._run.active:
+        while self._run.active or self._push.busy:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
@@ -217,6 +257,17 @@ class FakeA2AServer(_TaskClock):
                 f"Internal error ({type(exc).__name__})",
                 id=state.rpc_id if isinstance(state.rpc_id, str | int) else None,
             )
+            if state.binding == "rest":  # a REST call's error is a status, not an envelope
+                state.error_code = error.code
+                status, payload = a2a.encode_rest_error(error)
+                return await self._send_json(
+                    run,
+                    request,
+                    state,
+                    payload,
+                    status=status,
+                    content_type=a2a.REST_ERROR_CONTENT_TYPE,
+                )
             return await self._error_json(run, request, state, error, state.wire)
         finally:
             run.active -= 1
@@ -256,7 +307,12 @@ class FakeA2AServer(_TaskClock):
         if prefix:
             url = url.removesuffix(RPC_PATH) + prefix + RPC_PATH
         card = a2a.agent_card(
-            url, server.wire, name=server.name, streaming=server.streaming, binding=run.binding
+            url,
+            server.wire,
+            name=server.name,
+            streaming=server.streaming,
+            binding=run.binding,
+            push_notifications=run.script.push is not None,
         )
         return await self._send_json(run, request, state, card)
 

@@ -47,6 +47,7 @@ class _TaskMethods(_Call):
     async def _get(self, params: a2a.TaskQueryParams) -> web.StreamResponse:
         run = self.run
         self.state.task_id = params.id
+        await self.fake._push.settled(params.id)  # a stale delivery comes first (push/sender.py)
         live = run.tasks.get(params.id)
         if live is None:
             run.gets.append(self._call_record(params.id, None, a2a.TASK_NOT_FOUND))

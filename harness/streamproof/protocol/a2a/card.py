@@ -18,6 +18,7 @@ def agent_card(
     description: str = "A scripted A2A agent (streamproof fake server)",
     streaming: bool = True,
     binding: Literal["jsonrpc", "rest"] = "jsonrpc",
+    push_notifications: bool = False,
 ) -> dict[str, Any]:
     """The card served at :data:`AGENT_CARD_PATH`; ``url`` is the JSON-RPC endpoint.
 
@@ -39,7 +40,7 @@ def agent_card(
     * **both**: the merge a2a-sdk 1.3 serves with 0.3 compat on (1.0 interface first, then the
       0.3 one, plus the 0.3 top-level fields); the 1.3 client prefers 1.0 (§2.1).
     """
-    capabilities = {"streaming": streaming, "pushNotifications": False}
+    capabilities = {"streaming": streaming, "pushNotifications": push_notifications}
     skill = {
         "id": "scripted",
         "name": "scripted",

@@ -115,6 +115,22 @@ class ArtifactUpdate(_Model):
 StreamEvent = Annotated[Task | Message | StatusUpdate | ArtifactUpdate, Field(discriminator="kind")]
 
 
+class PushConfig(_Model):
+    """A webhook the client registers in its send's ``configuration`` (1.0
+    ``taskPushNotificationConfig``; 0.3 ``pushNotificationConfig``): where the server POSTs the
+    task's updates and how it authenticates to it
+    (docs/reference/a2a-client-contract.md#push-notifications)."""
+
+    url: str
+    id: str | None = None
+    token: str | None = None
+    """Sent back as ``X-A2A-Notification-Token`` (a2a-sdk 1.3's sender)."""
+    scheme: str | None = None
+    """``authentication.scheme`` (0.3: the first of ``schemes``); with ``credentials``, sent as
+    ``Authorization: <scheme> <credentials>``."""
+    credentials: str | None = None
+
+
 class SendParams(_Model):
     """``message/send`` / ``message/stream`` (0.3) and ``SendMessage`` /
     ``SendStreamingMessage`` (1.0) params."""
@@ -125,6 +141,8 @@ class SendParams(_Model):
     which a2a-sdk servers treat as blocking."""
     history_length: int | None = None
     accepted_output_modes: tuple[str, ...] = ()
+    push: PushConfig | None = None
+    """The webhook of the configuration, if the client registered one."""
 
 
 class TaskQueryParams(_Model):

@@ -12,6 +12,7 @@ from streamproof.protocol.a2a.jsontext import loads
 from streamproof.protocol.a2a.model import (
     ListTasksParams,
     Params,
+    PushConfig,
     RpcError,
     RpcRequest,
     SendParams,
@@ -42,6 +43,7 @@ def _decode_send_params(r: _Reader) -> SendParams:
     blocking: bool | None = None
     history_length: int | None = None
     modes: tuple[str, ...] = ()
+    push: PushConfig | None = None
     if config_raw is not None:
         c = _Reader(config_raw, r.at("configuration"), r.version)
         history_length = c.integer("historyLength")
@@ -56,11 +58,39 @@ def _decode_send_params(r: _Reader) -> SendParams:
             blocking = None if immediate is None else not immediate
             if history_length is not None and history_length < 0:
                 raise WireFormatError(c.at("historyLength"), "must not be negative")
+        key = "pushNotificationConfig" if r.version == "0.3" else "taskPushNotificationConfig"
+        if c.raw(key) is not None:
+            push = _decode_push_config(_Reader(c.raw(key), c.at(key), r.version))
     return SendParams(
         message=message,
         blocking=blocking,
         history_length=history_length,
         accepted_output_modes=modes,
+        push=push,
+    )
+
+
+def _decode_push_config(r: _Reader) -> PushConfig:
+    """A webhook registration (spec 1.0 §4.3.1; 0.3 has ``schemes``, a list, for ``scheme``)."""
+    scheme: str | None = None
+    credentials: str | None = None
+    auth = r.raw("authentication")
+    if auth is not None:
+        a = _Reader(auth, r.at("authentication"), r.version)
+        if r.version == "0.3":
+            schemes = a.array("schemes")
+            if not all(isinstance(s, str) for s in schemes):
+                raise WireFormatError(a.at("schemes"), "must be an array of strings")
+            scheme = schemes[0] if schemes else None
+        else:
+            scheme = a.string("scheme")
+        credentials = a.string("credentials")
+    return PushConfig(
+        url=r.required("url", non_empty=True),
+        id=r.string("id") or None,
+        token=r.string("token") or None,
+        scheme=scheme or None,
+        credentials=credentials or None,
     )
 
 

@@ -64,6 +64,11 @@ def untaggable(scenario: A2AClientScenario) -> str | None:
             "its fault plan acts on the a2a link the K calls share, so a fault could not be "
             "aimed at one call: run it without --concurrency"
         )
+    if scenario.links.push:
+        return (
+            "its fault plan acts on the push link the K calls' deliveries share: run it "
+            "without --concurrency"
+        )
     if scenario.links.forward:
         return (
             "it reaches the agent through a forward proxy whose plan the K calls would share: "
@@ -165,6 +170,8 @@ def split_ledger(ledger: A2ALedger, markers: Sequence[str]) -> list[A2ALedger]:
                 resubscribes=tuple(c for c in ledger.resubscribes if mine(c.request)),
                 cancels=tuple(c for c in ledger.cancels if mine(c.request)),
                 task_events=tuple(e for e in ledger.task_events if task_owner.get(e.task_id) == i),
+                webhooks=tuple(w for w in ledger.webhooks if task_owner.get(w.task_id) == i),
+                deliveries=tuple(d for d in ledger.deliveries if task_owner.get(d.task_id) == i),
             )
         )
     return out

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, field_serializer
 
 from streamproof.fakes.a2a.ledger import A2ALedger
+from streamproof.fakes.a2a.push.script import DeliveryFault
 from streamproof.faults.plan import Fault
 from streamproof.faults.records import LinkEvent
 from streamproof.suites.a2a_client.result import ClientRun
@@ -68,6 +69,13 @@ class A2AClientObservation(_Record):
     faults: tuple[Fault, ...] = ()
     """The link's plan (fault indexes in link records refer to it)."""
     server_tasks: tuple[ServerTask, ...] = ()
+    push: bool = False
+    """Whether the client was told to take the task's updates from a webhook
+    (``STREAMPROOF_A2A_PUSH=1``); the deliveries are in the ledger."""
+    push_link_events: tuple[LinkEvent, ...] | None = None
+    """What the ``push`` link saw and did (None: no push link)."""
+    push_faults: tuple[DeliveryFault, ...] = ()
+    """The scenario's delivery faults (``push.faults``)."""
     follow_up: str | None = None
     """The answer the scenario sends in a second turn (``client.follow_up``), if any."""
     reply_text: str | None = None
@@ -86,6 +94,8 @@ class A2AClientObservation(_Record):
         rows: list[tuple[float, str]] = []
         for r in self.ledger.requests:
             what = r.rpc_method or f"{r.http_method} {r.path}"
+            if r.binding == "rest":  # the route says what the method name does not
+                what += f" via {r.http_method} {r.path}"
             kinds = [f.state or f.artifact_id or f.kind for f in r.frames]
             detail = f" [{', '.join(kinds)}]" if kinds else ""
             code = f" error {r.error_code}" if r.error_code is not None else ""

@@ -23,6 +23,7 @@ _WHEN_OVER = "Knowing when the call is over"
 _DROPS = "Dropped streams and resubscribe"
 _REASSEMBLY = "Reassembling streamed artifacts"
 _BUILDING = "Building the client"
+_PUSH = "Push notifications"
 
 
 def _c(
@@ -178,6 +179,39 @@ def _rules() -> list[Requirement]:
             "Chunks streamed between the tasks/get snapshot and the resubscribe are not lost: the "
             "result has them or says incomplete (the recipe alone loses them).",
             _DROPS,
+        ),
+        # Push notifications: the seed's principles for a client that takes the task's updates
+        # from a webhook (docs/explanation/a2a-client-rules.md#push-notifications).
+        _c(
+            "A2A-C-PUSH-AUTH",
+            MUST,
+            "The webhook rejects a delivery that fails authentication (no token, or not the one "
+            "it registered) with a non-2xx answer, and the call's result carries nothing of it: "
+            "no state and no text the task never had.",
+            f"{_PUSH}; A consumer that tracks state",
+        ),
+        _c(
+            "A2A-C-PUSH-ONCE",
+            MUST,
+            "A duplicated or replayed delivery changes nothing: the result is what the task's "
+            "updates give applied once (an append chunk delivered twice is not appended twice).",
+            f"{_PUSH}; {_REASSEMBLY}",
+        ),
+        _c(
+            "A2A-C-PUSH-STALE",
+            MUST,
+            "A stale update never reopens a finished call: once the terminal delivery has reached "
+            "the client, a delivery after it changes neither the result's status nor its "
+            "artifacts, and the result follows without waiting for more.",
+            f"{_PUSH}; {_WHEN_OVER}",
+        ),
+        _c(
+            "A2A-C-PUSH-SILENCE",
+            MUST,
+            "When deliveries stop while the call is open, the client recovers from the server's "
+            "own record (GetTask) within its idle limit plus tolerance of the last news it had "
+            "(a delivery, or an answer of the server's), and again after each quiet idle limit.",
+            f"{_PUSH}; {_DROPS}",
         ),
         # Under --concurrency K: K calls at once against one agent.
         _c(

@@ -42,6 +42,7 @@ from streamproof.faults.records import LinkEvent
 from streamproof.protocol import a2a
 from streamproof.suites.a2a_client.checks import check_a2a_client
 from streamproof.suites.a2a_client.checks.concurrency import Call, concurrency_verdicts
+from streamproof.suites.a2a_client.checks.push import delivery_faults_fired
 from streamproof.suites.a2a_client.concurrency import (
     call_marker,
     load_figures,
@@ -135,13 +136,20 @@ class A2AClientEnvironment:
         self.fake = FakeA2AServer()
         self.link: FaultLink | None = None
         self.link_engine: str | None = None
+        self.push_link: FaultLink | None = None
+        """The ``push`` link: the fake's push sender -> the relay -> the client's webhook."""
+        self.push_engine: str | None = None
+        self._push_url: str | None = None
         self.engines = EnginePool(engine)
         self._fake_url: str | None = None
         self._url: str | None = None
 
     @property
     def link_engines(self) -> dict[str, str]:
-        return {"a2a": self.link_engine} if self.link_engine is not None else {}
+        engines = {"a2a": self.link_engine} if self.link_engine is not None else {}
+        if self.push_engine is not None:
+            engines["push"] = self.push_engine
+        return engines
 
     @property
     def target_label(self) -> str:
@@ -192,7 +200,24 @@ class A2AClientEnvironment:
         self._url = await link.start()
         self.link, self.link_engine = link, name
 
+    async def _use_push_engine(self, name: str) -> None:
+        """Put the push link on engine ``name``, in front of the fake's push relay (started on
+        the first push scenario: a webhook's URL is known only when a client sends it, so the
+        link points at the relay, which forwards each delivery to its webhook)."""
+        if name == self.push_engine:
+            return
+        if self.push_link is not None:
+            await self.push_link.close()
+            self.push_link, self.push_engine, self._push_url = None, None, None
+        engine = await self.engines.get(name)
+        link = engine.link("push", self.fake.push_relay_url, time_scale=self.scale)
+        self._push_url = await link.start()
+        self.push_link, self.push_engine = link, name
+
     async def close(self) -> None:
+        if self.push_link is not None:
+            await self.push_link.close()
+            self.push_link = None
         if self.link is not None:
             await self.link.close()
             self.link = None
@@ -204,9 +229,10 @@ class A2AClientEnvironment:
         if self.link is None or self._url is None:
             raise RuntimeError("A2AClientEnvironment.run before start")
         self._skip_unless_declared(scenario)
-        chosen, problems = self.engines.choose(
-            {"a2a": scenario.links.a2a}, scenario.links.engine.items()
-        )
+        plans = {"a2a": scenario.links.a2a}
+        if scenario.push is not None:
+            plans["push"] = scenario.links.push
+        chosen, problems = self.engines.choose(plans, scenario.links.engine.items())
         if problems:
             raise ScenarioSkipped(
                 f"the run's engine {self.engines.default} cannot carry out this scenario's "
@@ -215,6 +241,11 @@ class A2AClientEnvironment:
             )
         await self.engines.ready(chosen.values())
         await self._use_engine(chosen["a2a"])
+        push_link: FaultLink | None = None
+        if scenario.push is not None:
+            await self._use_push_engine(chosen["push"])
+            push_link = self.push_link
+            assert push_link is not None
         link = self.link
         assert link is not None and self._url is not None
         scale = self.scale
@@ -230,11 +261,16 @@ class A2AClientEnvironment:
             time_scale=scale,
             public_url=agent_url + RPC_PATH,
             binding=_served(binding),
+            push_via=self._push_url if push_link is not None else None,
         )
         link.load(scenario.links.a2a)
+        if push_link is not None:
+            push_link.load(scenario.links.push)
         t0 = time.monotonic()
         self.fake.set_epoch(t0)
         link.set_epoch(t0)
+        if push_link is not None:
+            push_link.set_epoch(t0)
         deadline, idle = scale(scenario.client.deadline), scale(scenario.client.idle)
         grace = scale(scenario.limits.grace)
 
@@ -257,6 +293,7 @@ class A2AClientEnvironment:
                 proxy=proxy,
                 first_request=self._first_request,
                 binding=binding,
+                push=scenario.push is not None,
             )
 
         turns = [await turn(0, scenario.client.prompt, None, None)]
@@ -268,6 +305,8 @@ class A2AClientEnvironment:
             turns.append(await turn(1, *again))
         await self.fake.wait_quiet(SETTLE_S)
         await link.wait_quiet(SETTLE_S)
+        if push_link is not None:
+            await push_link.wait_quiet(SETTLE_S)
         await self._let_tasks_finish(max(grace, MIN_PLAY_OUT_S))
         observation = self._observe(
             scenario,
@@ -279,11 +318,20 @@ class A2AClientEnvironment:
             reply=scenario.reply.text if scenario.reply is not None else None,
             follow_up=scenario.client.follow_up,
         )
+        if push_link is not None:
+            observation = observation.model_copy(
+                update={"push_link_events": tuple(push_link.events)}
+            )
+        plans["a2a"] = scenario.links.a2a
+        events = {"a2a": observation.link_events or ()}
+        if push_link is not None:
+            events["push"] = observation.push_link_events or ()
         verdicts = judge_fault_plan(
             check_a2a_client(observation),
-            {"a2a": scenario.links.a2a},
-            {"a2a": observation.link_events or ()},
+            plans,
+            events,
             scenario.requirements,
+            delivery_faults_fired(observation),
         )
         return A2AClientScenarioResult(observation, tuple(verdicts))
 
@@ -329,6 +377,8 @@ class A2AClientEnvironment:
             link_events=link_events,
             faults=faults,
             server_tasks=tuple(self._server_tasks(r.task_id for r in ledger.tasks)),
+            push=scenario.push is not None,
+            push_faults=scenario.push.faults if scenario.push is not None else (),
             reply_text=reply,
             follow_up=follow_up,
             expect=scenario.expect,
@@ -404,6 +454,7 @@ class A2AClientEnvironment:
                 time_scale=scale.factor,
                 first_request=first_request_of(marker),
                 binding=scenario.run_binding,
+                push=scenario.push is not None,
             )
 
         async def call(marker: str) -> tuple[ClientRun, ...]:

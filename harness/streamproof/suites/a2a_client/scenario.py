@@ -68,6 +68,7 @@ from streamproof.core.durations import Duration
 from streamproof.core.patterns import json_schema_pattern
 from streamproof.core.requirements import RequirementIds
 from streamproof.fakes.a2a.fixture import fixture_timeline
+from streamproof.fakes.a2a.push.script import PushScript
 from streamproof.fakes.a2a.script import A2AScript, Reply, ReplySpelling, ServerBehaviour, Step
 from streamproof.faults.engine_names import EngineName
 from streamproof.faults.engines.catalog import engine_problems
@@ -242,7 +243,10 @@ class A2AClientLimits(_Model):
 class A2AClientLinks(_Model):
     a2a: tuple[Fault, ...] = ()
     """The fault plan of the hop between the client and the fake A2A server."""
-    engine: dict[Literal["a2a"], EngineName] = Field(default_factory=dict)
+    push: tuple[Fault, ...] = ()
+    """The fault plan of the hop between the fake's push sender and the client's webhook
+    (a scenario with ``push:``; docs/reference/faults.md#push)."""
+    engine: dict[Literal["a2a", "push"], EngineName] = Field(default_factory=dict)
     """The engine that must carry out the plan (``engine: {a2a: toxiproxy}``); default: the
     run's ``--engine``, else ``inline``."""
     forward: tuple[Literal["a2a"], ...] = ()
@@ -252,7 +256,7 @@ class A2AClientLinks(_Model):
 
     @model_validator(mode="after")
     def _engine_can(self) -> A2AClientLinks:
-        problems = engine_problems({"a2a": self.a2a}, self.engine.items())
+        problems = engine_problems({"a2a": self.a2a, "push": self.push}, self.engine.items())
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -289,6 +293,14 @@ def _task_input(value: Any) -> Any:
     if isinstance(value, _FixtureFailure):
         raise ValueError(value.problem)
     return value
+
+
+def _lifts(data: dict[str, Any]) -> bool:
+    """Whether a document pins a 1.0 binding (``rest``, ``grpc``) without writing
+    ``server.wire``: its run is then on the 1.0 wire (:meth:`A2AClientScenario.variants`)."""
+    server = data.get("server")
+    written = isinstance(server, dict) and "wire" in server
+    return data.get("binding") in ("rest", "grpc") and not written
 
 
 _STEP_INDEX = re.compile(r"^task\[(\d+)\](\S*)")
@@ -353,6 +365,10 @@ class A2AClientScenario(_Model):
         Reply | None, BeforeValidator(_reply_shorthand, json_schema_input_type=ReplySpelling | None)
     ] = None
     server: ServerBehaviour = Field(default_factory=ServerBehaviour)
+    push: PushScript | None = None
+    """Push notifications: the client registers a webhook and the fake delivers the task's
+    updates to it, with these delivery faults (:mod:`streamproof.fakes.a2a.push.script`);
+    needs a client that declares ``push``."""
     links: A2AClientLinks = A2AClientLinks()
     expect: A2AClientExpect = A2AClientExpect()
     limits: A2AClientLimits = A2AClientLimits()
@@ -360,9 +376,18 @@ class A2AClientScenario(_Model):
     @model_validator(mode="before")
     @classmethod
     def _task_fixture(cls, data: Any, info: ValidationInfo) -> Any:
+        lifted = isinstance(data, dict) and _lifts(data)
+        if lifted:
+            server = data.get("server")
+            data = {
+                **data,
+                "server": {**(server if isinstance(server, dict) else {}), "wire": "1.0"},
+            }
         if isinstance(data, dict) and isinstance(data.get("task"), dict):
             server = data.get("server")
             wire = server.get("wire", "0.3") if isinstance(server, dict) else "0.3"
+            if lifted:
+                wire = "both"  # a 0.3 fixture's steps are the same task on the 1.0 wire
             try:
                 task = _timeline_from_fixture(data["task"], info, wire, "task")
             except ValidationError as exc:  # the mapping itself (an unknown key...)
@@ -383,17 +408,19 @@ class A2AClientScenario(_Model):
         # The fake's own validation: one of task/reply, times in order, nothing after a
         # terminal state... (its messages name the step, e.g. task[4]).
         try:
-            A2AScript(task=self.task, reply=self.reply, server=self.server)
+            A2AScript(task=self.task, reply=self.reply, server=self.server, push=self.push)
         except ValidationError as exc:
             err = exc.errors(include_url=False)[0]
             raise ValueError(str(err["msg"]).removeprefix("Value error, ")) from None
+        if self.links.push and self.push is None:
+            raise ValueError("links.push needs a push: section (no webhook, no push link)")
         if self.expect.follow_up is not None and self.client.follow_up is None:
             raise ValueError("expect.follow_up needs client.follow_up, the answer to send")
         if self.binding not in (None, "jsonrpc") and self.server.wire == "0.3":
             raise ValueError(
-                f"binding {self.binding} is an A2A 1.0 binding, and server.wire is 0.3 (A2A "
-                '0.3\'s own HTTP+JSON routes are not served); set server.wire to "1.0" or '
-                '"both", or drop binding'
+                f"binding {self.binding} is an A2A 1.0 binding, and server.wire is written as "
+                '0.3 (A2A 0.3\'s own HTTP+JSON routes are not served); set server.wire to "1.0" '
+                'or "both", or leave it out (the run is then on the 1.0 wire), or drop binding'
             )
         turns = 2 if self.client.follow_up is not None else 1
         needed = turns * (self.client.deadline + self.limits.grace)
@@ -418,19 +445,29 @@ class A2AClientScenario(_Model):
 
     def variants(self, bindings: Sequence[Binding]) -> tuple[A2AClientScenario, ...]:
         """The runs of this scenario on a target declaring ``bindings``: itself when it pins a
-        binding; otherwise one per declared binding that can carry its wire (JSON-RPC always,
-        REST and gRPC on a 1.0 or both wire), JSON-RPC first under the plain id, the others
-        as ``<id>[<binding>]``. Never empty: a target without JSON-RPC still gets the plain
-        id's run, skipped for the binding it lacks."""
+        binding; otherwise one per declared binding that can carry it, JSON-RPC under the
+        plain id, the others as ``<id>[<binding>]``. REST and gRPC are A2A 1.0 bindings: they
+        carry a scenario on the 1.0 or both wire, and one that does not write its wire (the
+        seed's rules hold on either) on the 1.0 wire; a scenario written for the 0.3 wire runs
+        on JSON-RPC only. Never empty: when no declared binding can carry it, the plain id's
+        run is there, skipped for the binding it lacks."""
         if self.binding is not None:
             return (self,)
-        usable = [b for b in bindings if b != "jsonrpc" and self.server.wire != "0.3"]
-        runs: list[A2AClientScenario] = [self]
-        runs += [
-            self.model_copy(update={"binding": b, "id": f"{self.id}[{b}]"})
-            for b in dict.fromkeys(usable)
-        ]
-        return tuple(runs)
+        runs: list[A2AClientScenario] = [self] if "jsonrpc" in bindings else []
+        for b in dict.fromkeys(bindings):
+            if b == "jsonrpc" or (self.server.wire == "0.3" and not self.lifts):
+                continue
+            update: dict[str, Any] = {"binding": b, "id": f"{self.id}[{b}]"}
+            if self.server.wire == "0.3":
+                update["server"] = self.server.model_copy(update={"wire": "1.0"})
+            runs.append(self.model_copy(update=update))
+        return tuple(runs) or (self,)
+
+    @property
+    def lifts(self) -> bool:
+        """Whether its REST and gRPC runs are lifted to the 1.0 wire: it does not write
+        ``server.wire``, so it holds on either wire."""
+        return "wire" not in self.server.model_fields_set
 
     def missing_needs(self, declared: frozenset[str]) -> list[str]:
         """What this scenario needs that a client declaring ``declared`` lacks."""
@@ -440,6 +477,8 @@ class A2AClientScenario(_Model):
         if self.links.forward and "proxy_env" not in needs:
             needs.append("proxy_env")
         needs.append(f"binding {self.run_binding}")
+        if self.push is not None and "push" not in needs:
+            needs.append("push")
         missing = [n for n in needs if n not in declared]
         wires = ["0.3", "1.0"] if self.server.wire == "both" else [self.server.wire]
         if self.run_binding != "jsonrpc":
@@ -451,4 +490,4 @@ class A2AClientScenario(_Model):
     @property
     def script(self) -> A2AScript:
         """The fake A2A server's script."""
-        return A2AScript(task=self.task, reply=self.reply, server=self.server)
+        return A2AScript(task=self.task, reply=self.reply, server=self.server, push=self.push)

@@ -14,8 +14,9 @@ reference)::
 
 For every turn streamproof starts the command once with the contract's environment
 (``STREAMPROOF_A2A_URL``, ``STREAMPROOF_A2A_BINDING``, ``STREAMPROOF_PROMPT``,
-``STREAMPROOF_DEADLINE_S``, ``STREAMPROOF_IDLE_S``, and on a follow-up
-``STREAMPROOF_TASK_ID``/``STREAMPROOF_CONTEXT_ID``; durations already scaled), lets it run for
+``STREAMPROOF_DEADLINE_S``, ``STREAMPROOF_IDLE_S``, ``STREAMPROOF_A2A_PUSH=1`` in a push
+scenario, and on a follow-up ``STREAMPROOF_TASK_ID``/``STREAMPROOF_CONTEXT_ID``; durations
+already scaled), lets it run for
 at most its deadline plus a grace plus the ``startup_grace`` (or, when later, the deadline plus
 the grace from the first request the server saw: the contract's time limits start there), and
 reads the LAST stdout line as the result (:mod:`streamproof.suites.a2a_client.result`). A
@@ -144,6 +145,18 @@ class ClientTarget(_Model):
         bugs_need_bug_env(self.bugs, self.bug_env)
         return self
 
+    @model_validator(mode="after")
+    def _bindings_fit_the_wires(self) -> ClientTarget:
+        # REST and gRPC carry the 1.0 wire only: without it every such run would be skipped
+        lone = [b for b in self.bindings if b != "jsonrpc"]
+        if lone and "1.0" not in self.wires:
+            raise ValueError(
+                f"bindings {', '.join(lone)} carry the A2A 1.0 wire only, and wires is "
+                f'{list(self.wires)}; add "1.0" to wires or drop {", ".join(lone)} '
+                "(docs/reference/a2a-client-contract.md#bindings)"
+            )
+        return self
+
     def argv(self) -> list[str]:
         return [sys.executable if part == "{python}" else part for part in self.command]
 
@@ -167,6 +180,7 @@ def client_environment(
     bug: str | None = None,
     proxy: str | None = None,
     binding: Binding = "jsonrpc",
+    push: bool = False,
 ) -> dict[str, str]:
     """The process environment of one turn: the harness's own (minus ``STREAMPROOF_*``), the
     target's ``env``, then the contract's variables. With ``proxy`` (a forward proxy's URL),
@@ -187,6 +201,8 @@ def client_environment(
             env[name] = proxy
         for name in ("NO_PROXY", "no_proxy"):
             env[name] = ""
+    if push:
+        env["STREAMPROOF_A2A_PUSH"] = "1"
     if task_id is not None:
         env["STREAMPROOF_TASK_ID"] = task_id
     if context_id is not None:
@@ -301,6 +317,7 @@ async def run_client_turn(
     proxy: str | None = None,
     first_request: FirstRequest | None = None,
     binding: Binding = "jsonrpc",
+    push: bool = False,
 ) -> ClientRun:
     """Run the client once and record what it did. ``deadline_s``, ``idle_s`` and ``grace_s``
     are already scaled (by ``time_scale``, which messages use to give both clocks); ``epoch``
@@ -325,6 +342,7 @@ async def run_client_turn(
         bug=bug,
         proxy=proxy,
         binding=binding,
+        push=push,
     )
     allowed = deadline_s + max(grace_s, MIN_GRACE_S)
     bound = allowed + target.startup_grace

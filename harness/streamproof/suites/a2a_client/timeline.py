@@ -13,7 +13,8 @@ time here, a verdict's ``at`` included, is the observation's minus that first re
 times are real seconds; the timeline's ``time_scale`` turns them into scenario time.
 
 Lanes, left to right: the client, the ``a2a`` link (only when the client talked through one)
-and the fake A2A server.
+and the fake A2A server; in a push scenario, then the ``push`` link (when there was one) and the
+client's webhook, where each delivery is an arrow from the server (:func:`_delivery_items`).
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ def timeline(observation: A2AClientObservation, verdicts: Sequence[Verdict]) -> 
     if linked:
         lanes.append(Lane(id="link", label="a2a link"))
     lanes.append(Lane(id="server", label="A2A server"))
+    if obs.push:
+        if obs.push_link_events is not None:
+            lanes.append(Lane(id="push-link", label="push link"))
+        lanes.append(Lane(id="webhook", label="webhook (push)"))
 
     all_ex = exchanges(obs)
     origin = _origin(obs, all_ex)
@@ -64,6 +69,10 @@ def timeline(observation: A2AClientObservation, verdicts: Sequence[Verdict]) -> 
     items += merge_bursts(sorted(_event_marks(all_ex, linked), key=lambda i: i.t))
     if obs.link_events:
         items += link_fault_items(obs.link_events, "link")
+    if obs.push:
+        items += _delivery_items(obs)
+        if obs.push_link_events:
+            items += link_fault_items(obs.push_link_events, "push-link")
     for turn in obs.turns:
         turn_ex = turn_exchanges(obs, turn, all_ex)
         items += _watchdog_windows(obs, turn_ex, scale)
@@ -76,6 +85,45 @@ def timeline(observation: A2AClientObservation, verdicts: Sequence[Verdict]) -> 
         time_scale=obs.time_scale,
         horizon_s=obs.deadline_s / scale,
     ).capped()
+
+
+def _delivery_items(obs: A2AClientObservation) -> list[TimelineItem]:
+    """Each push delivery: an arrow from the server to the webhook labelled with what it
+    carried, and, when it did not end acknowledged, a cut saying how it ended (a lost one is
+    only a cut, on the server's lane: it never left)."""
+    items: list[TimelineItem] = []
+    for d in obs.ledger.deliveries:
+        number = f"#{d.delivery} " if d.delivery is not None else "forged "
+        what = d.state or d.artifact_id or d.kind
+        fault = f" [{d.fault}]" if d.fault is not None else ""
+        answered = f"HTTP {d.receiver_status}" if d.receiver_status is not None else "no answer"
+        detail = (
+            f"delivery {number.strip()}: {d.kind} {what}{fault}; the webhook: {answered}; "
+            f"ended {d.ended}{': ' + d.detail if d.detail else ''}"
+        )
+        if d.ended == "lost":
+            items.append(
+                TimelineItem(kind="cut", t=d.t, lane="server", label=f"{number}lost", detail=detail)
+            )
+            continue
+        items.append(
+            TimelineItem(
+                kind="arrow",
+                t=d.t,
+                lane="server",
+                to="webhook",
+                label=f"{number}{what}{fault}",
+                detail=detail,
+            )
+        )
+        if d.ended != "acknowledged":
+            shown = str(d.receiver_status) if d.ended == "refused" else d.ended
+            items.append(
+                TimelineItem(
+                    kind="cut", t=d.t_end or d.t, lane="webhook", label=shown, detail=detail
+                )
+            )
+    return items
 
 
 def _origin(obs: A2AClientObservation, all_ex: Sequence[Exchange]) -> float:
@@ -96,9 +144,10 @@ def _shifted(item: TimelineItem, origin: float) -> TimelineItem:
 
 
 def _method(ex: Exchange) -> str:
-    if ex.method is not None:
-        return canonical_method(ex.method)
     r = ex.record
+    if ex.method is not None:
+        rest = r is not None and r.binding == "rest"
+        return canonical_method(ex.method) + (" [rest]" if rest else "")
     if r is not None and r.http_method == "GET" and "agent" in r.path:
         return "agent card"
     if r is not None:

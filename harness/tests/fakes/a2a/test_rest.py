@@ -222,3 +222,33 @@ async def test_the_keyed_prefix_names_each_call_on_rest(fake: FakeA2AServer) -> 
         "SendStreamingMessage",
         "rest",
     )
+
+
+async def test_an_internal_failure_on_rest_is_a_500_status_not_a_traceback(
+    fake: FakeA2AServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def explode(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("secret detail")
+
+    fake.load(load_script(QUIET, wire="1.0"), binding="rest")
+    monkeypatch.setattr(a2a, "decode_rest_request", explode)
+    response = await raw(fake, "GET", "/tasks/t", **V1)
+    assert response.status_code == 500
+    assert response.json() == {
+        "error": {
+            "code": 500,
+            "status": "INTERNAL",
+            "message": "Internal error (RuntimeError)",
+            "details": [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": "INTERNAL_ERROR",
+                    "domain": "a2a-protocol.org",
+                    "metadata": {},
+                }
+            ],
+        }
+    }
+    assert "secret" not in response.text and "Traceback" not in response.text
+    record = fake.ledger.requests[-1]
+    assert (record.binding, record.error_code, record.status) == ("rest", -32603, 500)

@@ -85,3 +85,36 @@ def test_every_engine_gives_the_inline_engines_verdicts(
     verdicts = _verdicts(scenarios, engine, tmp_path)
     assert verdicts == inline_verdicts
     assert len(verdicts) == 2
+
+
+@pytest.mark.parametrize("engine", ["inline", "mitmproxy"])
+def test_a_fault_naming_an_rpc_fires_on_the_rest_request_of_that_method(
+    engine: str, tmp_path: Path
+) -> None:
+    """``when: {rpc: message/stream, occurrence: 1, after_event: 4}`` resets the REST stream
+    (``POST /message:stream``) as it resets the JSON-RPC one, on every engine that matches by
+    method (toxiproxy matches no request and refuses the plan for both bindings)."""
+    require_module("a2a")
+    require_engine(engine)
+    scenarios = ROOT / "scenarios/a2a_client/on_every_binding.yaml"
+    args = [str(scenarios), "-k", "wire-1-0-reset-mid-stream", "--engine", engine]
+    run = subprocess.run(
+        [sys.executable, "-m", "streamproof.cli", "run", *args, "--report-dir", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    report = json.loads((tmp_path / "results.json").read_text())
+    by_id = {s["id"]: s for s in report["scenarios"]}
+    assert set(by_id) == {
+        "a2a_client/wire-1-0-reset-mid-stream",
+        "a2a_client/wire-1-0-reset-mid-stream[rest]",
+    }
+    for record in by_id.values():
+        assert record["outcome"] == "passed" and record["engines"] == {"a2a": engine}
+        assert record["observation"]["faults_fired"] == 1, record["id"]
+        judged = {v["requirement"]: v["outcome"] for v in record["verdicts"]}
+        assert judged["A2A-C-RECOVERY"] == "pass", record["id"]

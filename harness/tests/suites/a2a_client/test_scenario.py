@@ -41,6 +41,9 @@ def test_a_target_speaks_json_rpc_unless_it_says_more() -> None:
         target(bindings=["soap"])
     with pytest.raises(ValidationError, match="bindings"):
         target(bindings=[])
+    # REST carries the 1.0 wire only: a 0.3-only client declaring it could never run
+    with pytest.raises(ValidationError, match=r"bindings rest carry the A2A 1\.0 wire only"):
+        target(bindings=["rest"])
 
 
 def test_one_run_per_binding_that_can_carry_the_wire() -> None:
@@ -52,10 +55,26 @@ def test_one_run_per_binding_that_can_carry_the_wire() -> None:
         ("a2a_client/x[grpc]", "grpc"),
     ]
     assert runs[1].binding == "rest" and runs[0].binding is None
-    # REST and gRPC are 1.0 bindings: a 0.3 scenario runs on JSON-RPC only
-    assert [s.id for s in scenario().variants(("jsonrpc", "rest"))] == ["a2a_client/x"]
-    # a target without JSON-RPC still gets the plain id, which its run skips
-    assert [s.id for s in on_1_0.variants(("rest",))] == ["a2a_client/x", "a2a_client/x[rest]"]
+    # REST and gRPC are 1.0 bindings: a scenario written for the 0.3 wire runs on JSON-RPC only
+    on_0_3 = scenario(server={"wire": "0.3"})
+    assert [s.id for s in on_0_3.variants(("jsonrpc", "rest"))] == ["a2a_client/x"]
+    # a target without JSON-RPC gets its own bindings' runs only, or else the plain id skipped
+    assert [s.id for s in on_1_0.variants(("rest",))] == ["a2a_client/x[rest]"]
+    assert [s.id for s in on_0_3.variants(("rest",))] == ["a2a_client/x"]
+
+
+def test_a_scenario_that_does_not_write_its_wire_runs_on_rest_at_1_0() -> None:
+    """The seed's rules hold on either wire: a REST run of a scenario that leaves
+    ``server.wire`` out is on the 1.0 wire, its JSON-RPC run on 0.3 as before."""
+    plain = scenario()
+    assert plain.lifts and plain.server.wire == "0.3"
+    json_rpc, rest = plain.variants(("jsonrpc", "rest"))
+    assert (json_rpc.server.wire, rest.server.wire) == ("0.3", "1.0")
+    assert rest.id == "a2a_client/x[rest]" and rest.script.server.wire == "1.0"
+    assert not scenario(server={"wire": "0.3"}).lifts
+    # pinned in the document (explore pins a run this way), the same lift
+    pinned = scenario(binding="rest")
+    assert pinned.server.wire == "1.0" and pinned.run_binding == "rest"
 
 
 def test_a_pinned_binding_runs_once_under_its_own_id() -> None:
@@ -63,7 +82,7 @@ def test_a_pinned_binding_runs_once_under_its_own_id() -> None:
     assert pinned.variants(("jsonrpc", "rest")) == (pinned,)
     assert pinned.id == "a2a_client/x" and pinned.run_binding == "rest"
     with pytest.raises(ValidationError, match=r"binding rest is an A2A 1\.0 binding"):
-        scenario(binding="rest")  # on the 0.3 wire
+        scenario(binding="rest", server={"wire": "0.3"})  # written for the 0.3 wire
 
 
 def test_a_binding_the_target_lacks_is_a_missing_capability() -> None:
@@ -74,7 +93,7 @@ def test_a_binding_the_target_lacks_is_a_missing_capability() -> None:
     assert on_1_0.missing_needs(json_rpc_only) == []
     # a REST run needs the 1.0 wire even when the scenario's server speaks both
     both = scenario(server={"wire": "both"}, binding="rest")
-    assert both.missing_needs(target(bindings=["rest"]).declared) == ["wire 1.0"]
+    assert both.missing_needs(frozenset({"binding rest", "wire 0.3"})) == ["wire 1.0"]
 
 
 def test_the_suite_expands_from_the_runs_target(tmp_path: Path) -> None:

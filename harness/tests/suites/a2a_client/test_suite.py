@@ -35,5 +35,9 @@ def test_the_environment_names_its_target_for_the_report() -> None:
     info = suite.environment(None, bug=None, time_scale=0.1).target_info
     assert info["kind"] == "a2a-client" and info["label"] == "reference-client"
     assert info["command"][0] == sys.executable
-    assert info["wires"] == ["0.3", "1.0"] and info["capabilities"] == ["follow_up", "proxy_env"]
+    assert info["wires"] == ["0.3", "1.0"] and info["capabilities"] == [
+        "follow_up",
+        "proxy_env",
+        "push",
+    ]
     json.dumps(info)

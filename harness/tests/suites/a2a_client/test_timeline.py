@@ -32,6 +32,7 @@ from .observations import (
     task_frame,
     worked_example,
 )
+from .push_observations import FORGED, delivery, finished, push_call
 
 ROOT = Path(__file__).resolve().parents[4]
 
@@ -300,3 +301,25 @@ def test_a_missing_cancel_fails_at_the_deadline() -> None:
     assert failure.t == 20.0
     # the client got status updates every 4 s until the deadline: no quiet window to draw
     assert [i.label for i in _kinds(tl, "window")] == ["deadline 20s"]
+
+
+def test_push_deliveries_have_a_lane_of_their_own() -> None:
+    lost = delivery(
+        7,
+        3.5,
+        "artifact-update",
+        artifact_id="s",
+        text="x",
+        fault="lost",
+        ended="lost",
+        receiver_status=None,
+        status=None,
+    )
+    obs = push_call(finished(FORGED, lost), result("completed", {"s": "one two"}), t_result=4.1)
+    tl = timeline(obs, check_a2a_client(obs))
+    assert [lane.id for lane in tl.lanes][-1] == "webhook"
+    to_webhook = [i for i in _kinds(tl, "arrow") if i.to == "webhook"]
+    assert len(to_webhook) == 6  # the five genuine deliveries and the forged one
+    assert any(i.label == "forged failed [wrong_token]" for i in to_webhook)
+    cuts = {(i.lane, i.label) for i in _kinds(tl, "cut")}
+    assert ("webhook", "401") in cuts and ("server", "#8 lost") in cuts

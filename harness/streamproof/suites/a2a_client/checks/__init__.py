@@ -45,6 +45,12 @@ from streamproof.suites.a2a_client.checks.outcomes import (
     interrupted_verdicts,
     status_verdicts,
 )
+from streamproof.suites.a2a_client.checks.push import (
+    push_auth_verdicts,
+    push_once_verdicts,
+    push_silence_verdicts,
+    push_stale_verdicts,
+)
 from streamproof.suites.a2a_client.checks.recovery import (
     no_resubscribe_done_verdicts,
     recovery_verdicts,
@@ -73,6 +79,10 @@ __all__ = [
     "interrupted_verdicts",
     "no_resend_verdicts",
     "no_resubscribe_done_verdicts",
+    "push_auth_verdicts",
+    "push_once_verdicts",
+    "push_silence_verdicts",
+    "push_stale_verdicts",
     "reassembly_verdicts",
     "recovery_verdicts",
     "result_verdicts",
@@ -103,6 +113,10 @@ A2A_CLIENT_CHECKS: Final[tuple[A2AClientCheck, ...]] = (
     follow_up_verdicts,
     headers_verdicts,
     gap_verdicts,
+    push_auth_verdicts,
+    push_once_verdicts,
+    push_stale_verdicts,
+    push_silence_verdicts,
     a2a_expectation_verdicts,
 )
 """Every A2A client check, in the registry's order, then the scenario's own expectations."""

@@ -14,6 +14,7 @@ from streamproof.suites.a2a_client.checks.exchanges import (
     artifact_chunks,
     replay_artifacts,
 )
+from streamproof.suites.a2a_client.checks.push import repeated_text
 from streamproof.suites.a2a_client.checks.recovery import _resubscribes
 from streamproof.suites.a2a_client.checks.turns import (
     _ABSENT,
@@ -249,6 +250,8 @@ def reassembly_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             view = _ArtifactView(turn, got.id)
             if got.text in view.full:
                 continue
+            if repeated_text(obs, turn.run, got.id, got.text):
+                continue  # a push delivery applied twice: A2A-C-PUSH-ONCE
             anything = view.anything()
             if anything is None:
                 continue  # too many chunks to tell; A2A-C-ARTIFACTS-COMPLETE still compares

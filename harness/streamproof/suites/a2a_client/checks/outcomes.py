@@ -8,6 +8,7 @@ from streamproof.core.verdicts import Verdict
 from streamproof.suites.a2a_client.checks.exchanges import (
     INTERRUPTED,
 )
+from streamproof.suites.a2a_client.checks.push import forged_status
 from streamproof.suites.a2a_client.checks.turns import (
     _label,
     _not_judged,
@@ -64,6 +65,8 @@ def status_verdicts(obs: A2AClientObservation) -> list[Verdict]:
             continue
         if status == "error" and (turn.troubled() or not turn.knew_task()):
             continue
+        if forged_status(obs, turn.run, status):
+            continue  # a forged delivery's state, taken: A2A-C-PUSH-AUTH
         allowed = {
             "completed": {"completed"},
             "failed": {"failed", "error"},

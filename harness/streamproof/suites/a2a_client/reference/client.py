@@ -63,7 +63,7 @@ if __name__ == "__main__":
 import httpx
 from a2a.client import A2ACardResolver, Client, ClientConfig, create_client
 from a2a.helpers import new_text_message
-from a2a.types import Role, SendMessageRequest
+from a2a.types import Role, SendMessageRequest, TaskPushNotificationConfig
 
 from streamproof.suites.a2a_client.reference.call import (
     CALL_LOCK_FILE,
@@ -73,6 +73,7 @@ from streamproof.suites.a2a_client.reference.call import (
     log,
 )
 from streamproof.suites.a2a_client.reference.mutants import describe_bugs
+from streamproof.suites.a2a_client.reference.push import push_call
 from streamproof.suites.a2a_client.reference.recovery import RecoveringCall
 from streamproof.suites.a2a_client.reference.settings import ConfigError, Settings
 
@@ -120,6 +121,21 @@ async def call(settings: Settings) -> list[dict[str, Any]]:
         )
         # The binding the contract names, never the card's first interface that the SDK
         # happens to support (docs/reference/a2a-client-contract.md#bindings).
+        if settings.push:
+
+            async def make_client(url: str, token: str) -> Client:
+                webhook = TaskPushNotificationConfig(url=url, token=token)
+                config = ClientConfig(
+                    streaming=False,
+                    supported_protocol_bindings=[settings.protocol_binding],
+                    polling=True,  # returnImmediately: the updates come to the webhook
+                    httpx_client=http,
+                    accepted_output_modes=["text/plain", "application/json"],
+                    push_notification_config=webhook,
+                )
+                return await create_client(card, client_config=config)
+
+            return [await push_call(make_client, settings, started)]
         config = ClientConfig(
             streaming=True,
             supported_protocol_bindings=[settings.protocol_binding],

@@ -97,6 +97,22 @@ BUGS: Final[Mapping[str, str]] = {
         "calls queue for a machine-wide lock (taken after the agent card, held until the "
         "process exits), and a call's deadline starts when its turn comes: it ends late"
     ),
+    "accept-unauthenticated": (
+        "the webhook does not check the token: a forged delivery (no token, a wrong one) is "
+        "applied like the agent's own"
+    ),
+    "double-apply-duplicate": (
+        "the webhook applies every delivery it gets: one that comes twice (a duplicate, a "
+        "replay) is applied twice, an append chunk appended twice"
+    ),
+    "reopen-on-stale": (
+        "a delivery after the terminal one is still applied: a stale working update reopens "
+        "the finished call, which waits on for another end"
+    ),
+    "no-fallback-when-silent": (
+        "no GetTask when deliveries stop: the call waits for a delivery that never comes, "
+        "until its deadline"
+    ),
 }
 """Mutant name -> one-line description of its single defect."""
 
@@ -124,6 +140,10 @@ INTENDED: Final[Mapping[str, str]] = {
     "shared-task-file": "A2A-C-CONC-NO-CROSSTALK",
     "shared-outbox": "A2A-C-CONC-ONE-TASK",
     "one-call-at-a-time": "A2A-C-CONC-CALLS-END",
+    "accept-unauthenticated": "A2A-C-PUSH-AUTH",
+    "double-apply-duplicate": "A2A-C-PUSH-ONCE",
+    "reopen-on-stale": "A2A-C-PUSH-STALE",
+    "no-fallback-when-silent": "A2A-C-PUSH-SILENCE",
 }
 """Mutant name -> the requirement that must catch it (the mutant matrix reads this)."""
 
@@ -151,6 +171,10 @@ SHOWCASE: Final[Mapping[str, str]] = {
     "shared-task-file": "a2a_client/happy-path-1-0-wire",
     "shared-outbox": "a2a_client/deadline-and-cancel",
     "one-call-at-a-time": "a2a_client/deadline-and-cancel",
+    "accept-unauthenticated": "a2a_client/push-forged-deliveries",
+    "double-apply-duplicate": "a2a_client/push-duplicated-and-replayed",
+    "reopen-on-stale": "a2a_client/push-stale-after-the-end",
+    "no-fallback-when-silent": "a2a_client/push-deliveries-stop",
 }
 """Mutant name -> the bundled scenario in which its intended requirement fails."""
 

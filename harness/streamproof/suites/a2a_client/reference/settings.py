@@ -37,6 +37,9 @@ class Settings:
     def protocol_binding(self) -> str:
         return PROTOCOL_BINDINGS[self.binding]
 
+    push: bool = False
+    """``STREAMPROOF_A2A_PUSH=1``: take the task's updates from a webhook of its own."""
+
     @classmethod
     def from_env(cls, env: Mapping[str, str], *, bug: str | None = None) -> Settings:
         """Read the contract; ``bug`` (from ``--bug``) overrides ``STREAMPROOF_BUG``."""
@@ -71,4 +74,5 @@ class Settings:
             task_id=env.get("STREAMPROOF_TASK_ID") or None,
             context_id=env.get("STREAMPROOF_CONTEXT_ID") or None,
             bug=chosen,
+            push=env.get("STREAMPROOF_A2A_PUSH", "").strip() == "1",
         )

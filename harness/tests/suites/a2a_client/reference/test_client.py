@@ -241,6 +241,18 @@ async def test_a_resend_after_an_early_drop_fails_early_drop_too() -> None:
     assert len(result.observation.ledger.tasks) > 1  # every resend started a task
 
 
+async def test_a_rest_stream_without_sse_accept_is_caught_on_rest() -> None:
+    """A2A-C-HEADERS reads a REST stream (``POST /message:stream``) as it reads a JSON-RPC one:
+    the reference passes it (above), the no-sse-accept mutant fails it."""
+    scenario = SCENARIOS["a2a_client/happy-path-1-0-wire[rest]"]
+    result = await _run(scenario, bug="no-sse-accept")
+    failed = {v.requirement: v for v in result.verdicts if v.outcome is Outcome.FAIL}
+    assert set(failed) == {"A2A-C-HEADERS"}, _report(result)
+    assert "SendStreamingMessage sent Accept: 'application/json'" in failed["A2A-C-HEADERS"].message
+    streams = [r for r in result.observation.ledger.requests if r.rpc_method is not None]
+    assert [(r.path, r.binding) for r in streams] == [("/message:stream", "rest")]
+
+
 async def test_the_recipe_to_the_letter_fails_no_must() -> None:
     """gap-loss is the seed's recipe without what the reference adds: only the SHOULD says no."""
     result = await _run(
