@@ -1,8 +1,8 @@
 """The suites against systems written from the rules and contracts in docs/ alone
-(``harness/tests/independent/``), not from the reference: a correct-but-minimal gateway and a
-0.3-only client must pass every MUST, with the scenarios they cannot serve skipped for a
-named reason; a gateway that only says ``done``, one whose history fails and a client that
-only says ``error`` must fail."""
+(``harness/tests/independent/``), not from the reference: a correct-but-minimal gateway, a
+0.3-only client and a REST client with push must pass every MUST, with the scenarios they
+cannot serve skipped for a named reason; a gateway that only says ``done``, one whose history
+fails and a client that only says ``error`` must fail."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from harness.tests.conftest import require_module
-from harness.tests.run_pool import Plan, RunPool, Shared
+from harness.tests.run_pool import Plan, RunPool, Shared, streamproof_run
 
 # Slow: whole suites against the independent systems. Every run is planned ahead and run a few
 # at a time (run_pool), all on one worker (one xdist group); a whole-suite run that several
@@ -386,6 +386,175 @@ def test_a_gateway_that_resends_the_answer_as_a_trailing_delta_fails_double_rend
     assert report["summary"]["expectation_failures"] == 1
 
 
+# --- issue 28: an A2A 1.0 client on the REST binding, with push, from the spec and the docs ------
+# harness/tests/independent/rest_push_client.py: httpx, its own SSE reader and webhook, no
+# a2a-sdk. It declares only the rest binding, so the product gives it the `<id>[rest]` run of
+# every bundled scenario that does not write server.wire "0.3" (one that writes no wire lifted to
+# the 1.0 wire) and no JSON-RPC run (docs/reference/a2a-client-contract.md#bindings). Two runs:
+# the bundled suite under --strict, and the same suite under --concurrency 3, the only way the
+# A2A-C-CONC-* requirements are judged (docs/how-to/concurrency.md).
+
+REST_TARGET = INDEPENDENT / "rest-push-client.yaml"
+
+
+def rest_declares() -> set[str]:
+    """The capabilities rest-push-client.yaml declares (read, so the test follows the file)."""
+    return set(yaml.safe_load(REST_TARGET.read_text()).get("capabilities") or ())
+
+
+def rest_lacks(doc: dict[str, Any]) -> set[str]:
+    """What a client scenario needs that the REST client does not declare: its ``needs``,
+    ``push`` for a ``push:`` section or push-link faults, ``follow_up`` for a follow-up turn,
+    ``proxy_env`` for a forward proxy (docs/reference/scenario-format.md#a2a-client-keys)."""
+    needs = set(doc.get("needs") or ())
+    links = doc.get("links") or {}
+    if doc.get("push") is not None or links.get("push"):
+        needs.add("push")
+    if (doc.get("client") or {}).get("follow_up") is not None:
+        needs.add("follow_up")
+    if links.get("forward"):
+        needs.add("proxy_env")
+    return needs - rest_declares()
+
+
+def rest_cannot_carry(doc: dict[str, Any]) -> bool:
+    """REST carries the 1.0 wire only: a scenario pinned to JSON-RPC, or one that writes the
+    0.3 wire, has no REST run; it appears once, under its plain id, skipped."""
+    wire = (doc.get("server") or {}).get("wire")
+    return doc.get("binding") == "jsonrpc" or (wire is not None and str(wire) == "0.3")
+
+
+def run_rest(report_dir: Path, *extra: str) -> Outcome:
+    """``streamproof run scenarios/a2a_client --target rest-push-client.yaml --strict EXTRA``."""
+    done = streamproof_run(
+        report_dir,
+        "run",
+        str(CLIENT_SCENARIOS),
+        "--target",
+        str(REST_TARGET),
+        "--strict",
+        "-q",
+        *extra,
+        timeout=SUITE_TIMEOUT_S,
+    )
+    results = report_dir / "results.json"
+    assert results.exists(), f"exit {done.returncode}, no results.json:\n{done.tail()}"
+    return done.returncode, done.tail(6000, 3000), done.report
+
+
+def a2a_client_musts() -> set[str]:
+    """Every A2A client MUST in the registry (``streamproof list --json``)."""
+    listed = subprocess.run(
+        [sys.executable, "-m", "streamproof.cli", "list", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return {
+        r["id"]
+        for r in json.loads(listed.stdout)
+        if r["kind"] == "a2a-client" and r["level"] == "MUST"
+    }
+
+
+def judged_passing(report: Report) -> set[str]:
+    return {
+        str(v.get("requirement"))
+        for s in report["scenarios"]
+        for v in s.get("verdicts", [])
+        if v.get("outcome") == "pass"
+    }
+
+
+def rest_runs_made(report_dir: Path) -> dict[str, Outcome]:
+    """The REST client's two runs of the bundled suite, one after the other."""
+    return {
+        "suite": run_rest(report_dir / "suite"),
+        "concurrent": run_rest(report_dir / "concurrent", "--concurrency", "3"),
+    }
+
+
+REST = Shared("rest-client", rest_runs_made)
+
+
+@pytest.fixture
+def rest_runs(runs: RunPool, request: pytest.FixtureRequest) -> dict[str, Outcome]:
+    """The two runs of the REST client, by name."""
+    return runs.run_of(request)  # type: ignore[no-any-return]
+
+
+def test_rest_client_passes_every_scenario_it_runs(rest_runs: dict[str, Outcome]) -> None:
+    code, output, report = rest_runs["suite"]
+    assert not failures(report), "\n".join(failures(report)) + "\n" + output
+    assert code == 0, output
+    served = [
+        d
+        for d in scenario_documents(CLIENT_SCENARIOS)
+        if not rest_cannot_carry(d) and not rest_lacks(d)
+    ]
+    assert len(served) >= 30, f"only {len(served)} bundled client scenarios to run on REST"
+    assert report["summary"]["passed"] == len(served), output
+
+
+def test_rest_client_gets_one_rest_run_per_scenario_and_skips_exactly_what_it_cannot_serve(
+    rest_runs: dict[str, Outcome],
+) -> None:
+    _, output, report = rest_runs["suite"]
+    by_id = {s["id"]: s for s in report["scenarios"]}
+    expected: set[str] = set()
+    wrong: list[str] = []
+    for doc in scenario_documents(CLIENT_SCENARIOS):
+        plain, rest = str(doc["id"]), f"{doc['id']}[rest]"
+        if rest_cannot_carry(doc):
+            expected.add(plain)
+            s, r = by_id.get(plain, {}), skip_reason(by_id.get(plain, {}))
+            if s.get("outcome") != "skipped" or not re.search(r"jsonrpc|0\.3", r):
+                wrong.append(f"{plain}: expected skipped for its binding/wire, got {r!r}")
+            continue
+        expected.add(rest)
+        s, lacking = by_id.get(rest, {}), rest_lacks(doc)
+        if lacking:
+            r = skip_reason(s)
+            if s.get("outcome") != "skipped" or not any(
+                capability_pattern(n).search(r) for n in lacking
+            ):
+                wrong.append(f"{rest}: expected skipped for {sorted(lacking)}, got {r!r}")
+        elif s.get("outcome") != "passed":
+            wrong.append(f"{rest}: {s.get('outcome')} {skip_reason(s)!r}")
+    unexpected = set(by_id) - expected
+    assert not unexpected, f"runs the REST-only target should not get: {sorted(unexpected)}"
+    assert not wrong, "\n".join(wrong) + "\n" + output
+
+
+def test_rest_client_fails_nothing_under_concurrency(rest_runs: dict[str, Outcome]) -> None:
+    """Every scenario runs 3 calls at once, or is skipped because its faults act on a link the
+    calls share (docs/how-to/concurrency.md); at least the fault-free ones run."""
+    code, output, report = rest_runs["concurrent"]
+    assert not failures(report), "\n".join(failures(report)) + "\n" + output
+    assert code == 0, output
+    ran = [s for s in report["scenarios"] if s["outcome"] == "passed"]
+    assert len(ran) >= 10, output
+    odd = [
+        f"{s['id']}: {s['outcome']} {skip_reason(s)!r}"
+        for s in report["scenarios"]
+        if s["outcome"] != "passed" and not re.search(r"link .*share", skip_reason(s))
+    ]
+    assert not odd, "\n".join(odd)
+
+
+def test_every_a2a_client_must_is_judged_on_the_rest_client(
+    rest_runs: dict[str, Outcome],
+) -> None:
+    """It declares push, follow-up and the proxy: no A2A-C MUST is out of its reach."""
+    judged: set[str] = set()
+    for _, _, report in rest_runs.values():
+        judged |= judged_passing(report)
+    missing = sorted(a2a_client_musts() - judged)
+    assert not missing, f"never judged (passing) on the REST client: {missing}"
+
+
 def _suite(scenarios: Path | Sequence[Path], target: str) -> Plan:
     return partial(run_suite, scenarios, target)
 
@@ -404,6 +573,10 @@ PLANS: dict[str, Plan | Shared] = {
         GATEWAY_SCENARIOS, "broken-history-gateway.yaml"
     ),
     "test_error_only_client_fails": _suite(CLIENT_SCENARIOS, "error-only-client.yaml"),
+    "test_rest_client_passes_every_scenario_it_runs": REST,
+    "test_rest_client_gets_one_rest_run_per_scenario_and_skips_exactly_what_it_cannot_serve": REST,
+    "test_rest_client_fails_nothing_under_concurrency": REST,
+    "test_every_a2a_client_must_is_judged_on_the_rest_client": REST,
     "test_retries_that_outlast_the_run_bound_end_with_its_error_frame": _suite(
         GATEWAY_SCENARIOS / "model_http_error.yaml", "late-gateway-java-backoff.yaml"
     ),
