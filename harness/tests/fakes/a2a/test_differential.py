@@ -40,10 +40,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 import httpx
 import pytest
@@ -481,6 +481,31 @@ _PARSE_BEFORE_VERSION: Final = Allowed(
     "refuse the call; a client must send the header and well-typed params either way"
 )
 
+
+class _Outlined(Protocol):
+    def outline(self, normalise: Callable[[Any], Any] | None = None) -> tuple[Any, ...]: ...
+
+
+def compare(
+    names: list[str],
+    fake: Mapping[str, _Outlined],
+    sdk: Mapping[str, _Outlined],
+    allowed_for: Callable[[str], Allowed | None],
+) -> list[str]:
+    """Each request whose answers differ, the fake's beside a2a-sdk's, after what is allowed
+    (a request allowed without ``normalise`` is not compared)."""
+    differences = []
+    for name in names:
+        allowed = allowed_for(name)
+        if allowed is not None and allowed.normalise is None:
+            continue
+        normalise = allowed.normalise if allowed is not None else None
+        a, b = fake[name].outline(normalise), sdk[name].outline(normalise)
+        if a != b:
+            differences.append(f"{name}:\n  fake    {show(a)}\n  a2a-sdk {show(b)}")
+    return differences
+
+
 ALLOWED: Final[dict[tuple[str, str], Allowed]] = {
     **{
         ("both", name): _PYDANTIC_0_3
@@ -528,15 +553,9 @@ async def test_the_fake_answers_as_a2a_sdk_does(setup: Setup) -> None:
         answers(fake_server(setup.wire, setup.script), setup.wire, corpus, tasks=tasks),
         answers(sdk_server(setup.wire, setup.script), setup.wire, corpus, tasks=tasks),
     )
-    differences = []
-    for request in corpus:
-        allowed = ALLOWED.get((setup.name, request.name))
-        if allowed is not None and allowed.normalise is None:
-            continue
-        normalise = allowed.normalise if allowed is not None else None
-        a, b = fake[request.name].outline(normalise), sdk[request.name].outline(normalise)
-        if a != b:
-            differences.append(f"{request.name}:\n  fake    {show(a)}\n  a2a-sdk {show(b)}")
+    differences = compare(
+        [r.name for r in corpus], fake, sdk, lambda name: ALLOWED.get((setup.name, name))
+    )
     assert not differences, "\n".join(differences)
 
 
@@ -757,15 +776,7 @@ async def test_the_fake_answers_rest_as_a2a_sdk_does(wire: Literal["1.0", "both"
         rest_answers(fake_rest_server(wire), wire, corpus),
         rest_answers(sdk_rest_server(wire), wire, corpus),
     )
-    differences = []
-    for request in corpus:
-        allowed = REST_ALLOWED.get(request.name)
-        if allowed is not None and allowed.normalise is None:
-            continue
-        normalise = allowed.normalise if allowed is not None else None
-        a, b = fake[request.name].outline(normalise), sdk[request.name].outline(normalise)
-        if a != b:
-            differences.append(f"{request.name}:\n  fake    {show(a)}\n  a2a-sdk {show(b)}")
+    differences = compare([r.name for r in corpus], fake, sdk, REST_ALLOWED.get)
     assert not differences, "\n".join(differences)
 
 

@@ -12,7 +12,6 @@ it hundreds of milliseconds, so the tests are quick and do not flake.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
@@ -51,14 +50,6 @@ from streamproof.protocol import a2a
 WIRES = ("0.3", "1.0")
 STREAM_METHOD = {"0.3": "message/stream", "1.0": "SendStreamingMessage"}
 RESUBSCRIBE_METHOD = {"0.3": "tasks/resubscribe", "1.0": "SubscribeToTask"}
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeA2AServer]:
-    server = FakeA2AServer()
-    await server.start()
-    yield server
-    await server.close()
 
 
 # --- happy paths with the real client ----------------------------------------------------------

@@ -4,7 +4,6 @@ then raw HTTP for the card, the errors, the keyed prefix and the ledger's record
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -29,14 +28,6 @@ from streamproof.protocol import a2a, sse
 
 V1 = {"A2A-Version": "1.0"}
 MESSAGE = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeA2AServer]:
-    server = FakeA2AServer()
-    await server.start()
-    yield server
-    await server.close()
 
 
 def rest_client(fake: FakeA2AServer) -> Any:

@@ -6,7 +6,6 @@ of streaming calls); then the ledger's records and the server's lifecycle (``loa
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -27,15 +26,6 @@ from harness.tests.fakes.a2a.helpers import (
 )
 from streamproof.fakes.a2a import FakeA2AServer
 from streamproof.protocol import a2a, sse
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeA2AServer]:
-    server = FakeA2AServer()
-    await server.start()
-    yield server
-    await server.close()
-
 
 # --- raw HTTP: malformed JSON-RPC, versions, framing --------------------------------------------
 
