@@ -286,8 +286,7 @@ class _Call:
             event_id = str(self.event_id)
             self.event_id += 1
         if isinstance(item, a2a.RpcError):
-            payload = a2a.encode_error(item, self.version)
-            event = "error" if self.server.error_event else None
+            payload, event = self._error_block(item)
             await response.write(
                 sse.encode(a2a.dumps(payload), event=event, id=event_id, line_end=line_end)
             )
@@ -295,10 +294,19 @@ class _Call:
                 SentFrame(t=now, kind="error", error_code=item.code, event_id=event_id)
             )
             return
-        result = a2a.encode_stream_event(item, self.version, history_length=history_length)
-        payload = a2a.encode_result(self.rpc.id, result, self.version)
+        payload = self._event_payload(item, history_length)
         await response.write(sse.encode(a2a.dumps(payload), id=event_id, line_end=line_end))
         self.state.frames.append(_frame_record(now, item, event_id, self.version))
+
+    def _error_block(self, error: a2a.RpcError) -> tuple[Any, str | None]:
+        """An error's SSE data and event name: a JSON-RPC error response, ``event: error``
+        when the script asks for it."""
+        return a2a.encode_error(error, self.version), "error" if self.server.error_event else None
+
+    def _event_payload(self, item: _Event, history_length: int | None) -> Any:
+        """An event's SSE data: a JSON-RPC response whose result is the event."""
+        result = a2a.encode_stream_event(item, self.version, history_length=history_length)
+        return a2a.encode_result(self.rpc.id, result, self.version)
 
 
 def _frame_record(

@@ -19,15 +19,14 @@ served (docs/reference/a2a-client-contract.md#bindings).
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from aiohttp import web
 
-from streamproof.fakes.a2a.call import _Fake, _frame_record
+from streamproof.fakes.a2a.call import _Fake
 from streamproof.fakes.a2a.dispatch import _RpcCall
-from streamproof.fakes.a2a.ledger import SentFrame
-from streamproof.fakes.a2a.state import _Comment, _Item, _RequestState, _Run
-from streamproof.protocol import a2a, sse
+from streamproof.fakes.a2a.state import _Event, _RequestState, _Run
+from streamproof.protocol import a2a
 
 __all__ = ["answer_rest", "serves_rest"]
 
@@ -112,31 +111,11 @@ class _RestCall(_RpcCall):
             self.run, self.request, self.state, result, content_type=a2a.REST_CONTENT_TYPE
         )
 
-    async def _write(
-        self,
-        response: web.StreamResponse,
-        item: _Item | a2a.RpcError,
-        history_length: int | None = None,
-    ) -> None:
-        """One SSE block: a comment as on JSON-RPC, an event as a bare ``StreamResponse``."""
-        if isinstance(item, _Comment):
-            await super()._write(response, item, history_length)
-            return
-        line_end = self.server.line_end_chars
-        now = self.run.now()
-        event_id: str | None = None
-        if self.server.event_ids:
-            event_id = str(self.event_id)
-            self.event_id += 1
-        if isinstance(item, a2a.RpcError):
-            _, payload = a2a.encode_rest_error(item)
-            await response.write(
-                sse.encode(a2a.dumps(payload), event="error", id=event_id, line_end=line_end)
-            )
-            self.state.frames.append(
-                SentFrame(t=now, kind="error", error_code=item.code, event_id=event_id)
-            )
-            return
-        result = a2a.encode_stream_event(item, "1.0", history_length=history_length)
-        await response.write(sse.encode(a2a.dumps(result), id=event_id, line_end=line_end))
-        self.state.frames.append(_frame_record(now, item, event_id, "1.0"))
+    def _error_block(self, error: a2a.RpcError) -> tuple[Any, str | None]:
+        """An error in a REST stream: the REST error body, ``event: error``."""
+        _, payload = a2a.encode_rest_error(error)
+        return payload, "error"
+
+    def _event_payload(self, item: _Event, history_length: int | None) -> Any:
+        """An event in a REST stream: the bare ``StreamResponse``, no JSON-RPC envelope."""
+        return a2a.encode_stream_event(item, "1.0", history_length=history_length)

@@ -43,7 +43,7 @@ import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, Protocol
+from typing import Any, ClassVar, Final, Literal, Self
 
 import httpx
 import pytest
@@ -110,12 +110,32 @@ class Answer:
     body: Literal["json", "sse", "empty", "other"]
     payloads: tuple[Any, ...]
 
+    JSON_TYPES: ClassVar[tuple[str, ...]] = ("application/json",)
+    """The content types read as a JSON body (another is ``other``, compared as text)."""
+
+    @staticmethod
+    def outline_payload(payload: Any) -> Any:
+        return outline_rpc(payload)
+
     def outline(self, normalise: Callable[[Any], Any] | None = None) -> tuple[Any, ...]:
-        """What is compared: status, body kind, and each response's :func:`outline_rpc`."""
+        """What is compared: status, body kind, and each response's :meth:`outline_payload`."""
         if self.body not in ("json", "sse"):
             return (self.status, self.body, self.payloads)
         payloads = self.payloads if normalise is None else tuple(map(normalise, self.payloads))
-        return (self.status, self.body, tuple(outline_rpc(p) for p in payloads))
+        return (self.status, self.body, tuple(self.outline_payload(p) for p in payloads))
+
+    @classmethod
+    def of(cls, response: httpx.Response) -> Self:
+        """The answer ``response`` holds."""
+        kind = response.headers.get("content-type", "").split(";")[0].strip()
+        if kind == "text/event-stream":
+            frames = tuple(json.loads(e.data) for e in sse.decode(response.content))
+            return cls(response.status_code, "sse", frames)
+        if not response.content:
+            return cls(response.status_code, "empty", ())
+        if kind in cls.JSON_TYPES:
+            return cls(response.status_code, "json", (response.json(),))
+        return cls(response.status_code, "other", (response.text[:200],))
 
 
 def show(outlined: tuple[Any, ...]) -> str:
@@ -127,16 +147,7 @@ async def send(http: httpx.AsyncClient, url: str, request: Request, ids: dict[st
     body = request.body(ids)
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
     headers = {"Content-Type": "application/json", **request.headers}
-    response = await http.post(url, content=data, headers=headers)
-    kind = response.headers.get("content-type", "").split(";")[0].strip()
-    if kind == "text/event-stream":
-        frames = tuple(json.loads(e.data) for e in sse.decode(response.content))
-        return Answer(response.status_code, "sse", frames)
-    if not response.content:
-        return Answer(response.status_code, "empty", ())
-    if kind == "application/json":
-        return Answer(response.status_code, "json", (response.json(),))
-    return Answer(response.status_code, "other", (response.text[:200],))
+    return Answer.of(await http.post(url, content=data, headers=headers))
 
 
 # --- the corpus --------------------------------------------------------------------------------
@@ -482,14 +493,10 @@ _PARSE_BEFORE_VERSION: Final = Allowed(
 )
 
 
-class _Outlined(Protocol):
-    def outline(self, normalise: Callable[[Any], Any] | None = None) -> tuple[Any, ...]: ...
-
-
 def compare(
     names: list[str],
-    fake: Mapping[str, _Outlined],
-    sdk: Mapping[str, _Outlined],
+    fake: Mapping[str, Answer],
+    sdk: Mapping[str, Answer],
     allowed_for: Callable[[str], Allowed | None],
 ) -> list[str]:
     """Each request whose answers differ, the fake's beside a2a-sdk's, after what is allowed
@@ -614,16 +621,14 @@ def outline_rest(payload: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class RestAnswer:
-    status: int
-    body: Literal["json", "sse", "empty", "other"]
-    payloads: tuple[Any, ...]
+class RestAnswer(Answer):
+    """A REST answer: bare results (also ``application/a2a+json``) and REST error bodies."""
 
-    def outline(self, normalise: Callable[[Any], Any] | None = None) -> tuple[Any, ...]:
-        if self.body not in ("json", "sse"):
-            return (self.status, self.body, self.payloads)
-        payloads = self.payloads if normalise is None else tuple(map(normalise, self.payloads))
-        return (self.status, self.body, tuple(outline_rest(p) for p in payloads))
+    JSON_TYPES: ClassVar[tuple[str, ...]] = ("application/json", "application/a2a+json")
+
+    @staticmethod
+    def outline_payload(payload: Any) -> Any:
+        return outline_rest(payload)
 
 
 async def send_rest(
@@ -634,16 +639,9 @@ async def send_rest(
     if content is None and request.body is not None:
         content = json.dumps(_fill(request.body, ids)).encode()
     headers = {"Content-Type": "application/json", **request.headers}
-    response = await http.request(request.verb, base + path, content=content, headers=headers)
-    kind = response.headers.get("content-type", "").split(";")[0].strip()
-    if kind == "text/event-stream":
-        frames = tuple(json.loads(e.data) for e in sse.decode(response.content))
-        return RestAnswer(response.status_code, "sse", frames)
-    if not response.content:
-        return RestAnswer(response.status_code, "empty", ())
-    if kind in ("application/json", "application/a2a+json"):
-        return RestAnswer(response.status_code, "json", (response.json(),))
-    return RestAnswer(response.status_code, "other", (response.text[:200],))
+    return RestAnswer.of(
+        await http.request(request.verb, base + path, content=content, headers=headers)
+    )
 
 
 SEND: Final = {"message": message_1_0()}

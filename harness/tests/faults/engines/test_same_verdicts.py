@@ -51,10 +51,10 @@ def scenarios(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _verdicts(folder: Path, engine: str, report_dir: Path) -> dict[str, list[tuple[str, str]]]:
-    args = [str(folder), "--engine", engine, "--report-dir", str(report_dir), "-q"]
+def _run(report_dir: Path, *args: str) -> Any:
+    """``streamproof run ARGS`` into ``report_dir``, exit 0; its results.json."""
     run = subprocess.run(
-        [sys.executable, "-m", "streamproof.cli", "run", *args],
+        [sys.executable, "-m", "streamproof.cli", "run", *args, "--report-dir", str(report_dir)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -62,7 +62,11 @@ def _verdicts(folder: Path, engine: str, report_dir: Path) -> dict[str, list[tup
         check=False,
     )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    report = json.loads((report_dir / "results.json").read_text())
+    return json.loads((report_dir / "results.json").read_text())
+
+
+def _verdicts(folder: Path, engine: str, report_dir: Path) -> dict[str, list[tuple[str, str]]]:
+    report = _run(report_dir, str(folder), "--engine", engine, "-q")
     assert {s["outcome"] for s in report["scenarios"]} == {"passed"}
     return {
         s["id"]: sorted((v["requirement"], v["outcome"]) for v in s["verdicts"])
@@ -97,17 +101,7 @@ def test_a_fault_naming_an_rpc_fires_on_the_rest_request_of_that_method(
     require_module("a2a")
     require_engine(engine)
     scenarios = ROOT / "scenarios/a2a_client/on_every_binding.yaml"
-    args = [str(scenarios), "-k", "wire-1-0-reset-mid-stream", "--engine", engine]
-    run = subprocess.run(
-        [sys.executable, "-m", "streamproof.cli", "run", *args, "--report-dir", str(tmp_path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    report = json.loads((tmp_path / "results.json").read_text())
+    report = _run(tmp_path, str(scenarios), "-k", "wire-1-0-reset-mid-stream", "--engine", engine)
     by_id = {s["id"]: s for s in report["scenarios"]}
     assert set(by_id) == {
         "a2a_client/wire-1-0-reset-mid-stream",
