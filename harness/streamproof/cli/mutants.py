@@ -23,10 +23,18 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="append",
         default=[],
         help="only this reference and its mutants (gateway, gateway-ag-ui, gateway-ai-sdk-ui, "
-        "gateway-ag-ui-detach, a2a-client); repeatable",
+        "gateway-ag-ui-detach, a2a-client, browser-client, browser-client-reducer, "
+        "browser-client-ag-ui); repeatable",
     )
     parser.add_argument("--only", metavar="NAME", action="append", default=[])
-    parser.add_argument("--jobs", metavar="N", type=int, default=2)
+    parser.add_argument(
+        "--jobs",
+        metavar="N",
+        type=int,
+        default=2,
+        help="runs at once (default 2); the runs mostly wait, so about twice the cores "
+        "(docs/explanation/performance.md#the-mutant-matrix)",
+    )
     parser.add_argument("--time-scale", metavar="F", type=float, default=None)
     parser.add_argument("--report-dir", metavar="DIR", default="reports")
 

@@ -474,3 +474,12 @@ def test_the_command_prints_the_matrix_writes_it_and_exits_by_it(
     assert out.splitlines()[1].split()[:2] == [name, "killed" if failed else "SURVIVED"]
     written = json.loads((reports / "mutants.json").read_text())
     assert written["ok"] is failed and [r["bug"] for r in written["runs"]] == [name]
+
+
+def test_the_help_names_every_suite_it_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["mutants", "--help"])
+    # argparse wraps lines after a hyphen too: join them back
+    shown = " ".join(capsys.readouterr().out.split()).replace("- ", "-")
+    for suite in mutants.default_suites():
+        assert suite.name in shown, suite.name
