@@ -140,6 +140,10 @@ class GatewayObservation(_Record):
     """How the gateway was told to reach the model (the scenario's ``model_path``): directly,
     or through a corporate proxy named by ``HTTPS_PROXY`` (``forward-proxy``; a proxy that
     buffers each response whole: ``buffering-proxy``)."""
+    model_link_shared: bool = False
+    """Under ``--concurrency``: the sessions' model calls share one model link whose requests
+    name no session, so this copy holds none of its records, and whether the proxy carried the
+    model calls is judged over every session at once (:mod:`.checks.proxy`)."""
     run_bound_s: float | None = None
     """The run bound the gateway was given (real seconds, ``STREAMPROOF_RUN_TIMEOUT``) when the
     target declares that it honours it; ``None``: no bound to judge against."""

@@ -34,6 +34,7 @@ from streamproof.faults.engines import FaultLink
 from streamproof.faults.engines.pool import EnginePool
 from streamproof.faults.fired import judge_fault_plan
 from streamproof.suites.gateway.checks.concurrency import Session, concurrency_verdicts
+from streamproof.suites.gateway.checks.proxy import proxy_honoured_across
 from streamproof.suites.gateway.concurrency import (
     ConcurrentResult,
     load_figures,
@@ -264,7 +265,7 @@ class GatewayEnvironment:
         if any(t.disconnected_at is not None or t.response.end != "clean" for t in turns):
             await self.waits.orphans(scenario, t0)
         sessions = tuple(
-            Session(m, self.observe(scenario, gateway, own, error, secret))
+            Session(m, self.observe(scenario, gateway, own, error, secret, shared_model_link=True))
             for m, own, error in zip(
                 markers,
                 (
@@ -277,7 +278,14 @@ class GatewayEnvironment:
         )
         unkeyed = tuple(self.model.calls)
         per_session = [check_gateway(s.observation) for s in sessions]
-        verdicts = [*concurrency_verdicts(sessions, unkeyed), *merge_verdicts(per_session)]
+        merged = merge_verdicts(per_session)
+        if scenario.model_path != "direct":
+            # the proxy's records name no session: its rule is judged over them all
+            (across,) = proxy_honoured_across(
+                [s.observation for s in sessions], turns[0].link_events.get("model", ())
+            )
+            merged = [across if v.requirement == across.requirement else v for v in merged]
+        verdicts = [*concurrency_verdicts(sessions, unkeyed), *merged]
         shown = next(
             (
                 s.observation
@@ -295,8 +303,11 @@ class GatewayEnvironment:
         turn: Turn,
         session_error: str | None,
         marker: str,
+        *,
+        shared_model_link: bool = False,
     ) -> GatewayObservation:
-        """What one turn gives the checks."""
+        """What one turn gives the checks (``shared_model_link``: one of ``--concurrency``'s
+        sessions, whose model link is every session's)."""
         return GatewayObservation(
             scenario=scenario.id,
             target=self.target_label,
@@ -333,6 +344,7 @@ class GatewayEnvironment:
             target_log=gateway.log(),
             run_bound_s=self.gateways.declared_run_bound,
             model_path=scenario.model_path,
+            model_link_shared=shared_model_link,
         )
 
 

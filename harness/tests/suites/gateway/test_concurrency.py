@@ -175,8 +175,15 @@ def test_load_figures_pair_each_text_chunk_with_its_delta() -> None:
 
 # --- on the real reference gateway -------------------------------------------------------------
 
-SUBSET = ("worked_example.yaml", "multi_agent.yaml", "none_mode.yaml", "reload_after_drop.yaml")
-"""Scenarios of every shape a session can take: a tool call, agents, NONE mode, a drop."""
+SUBSET = (
+    "worked_example.yaml",
+    "multi_agent.yaml",
+    "none_mode.yaml",
+    "reload_after_drop.yaml",
+    "corporate_proxy_tls.yaml",
+)
+"""Scenarios of every shape a session can take: a tool call, agents, NONE mode, a drop, and a
+corporate proxy every session's model calls go through (its records name no session)."""
 
 
 # The runs on the real reference are planned ahead and run a few at a time on one worker
@@ -210,6 +217,11 @@ def test_the_reference_holds_with_sessions_at_once(
         judged = {v["requirement"]: v["outcome"] for v in record["verdicts"]}
         assert judged["GW-CONC-NO-CROSSTALK"] == "pass", record["id"]
         assert judged["GW-CONC-STREAMS-END"] == "pass", record["id"]
+        if record["id"] == "gateway/corporate-proxy-tls":
+            # judged once over every session: the shared proxy carried all their model calls
+            (proxy,) = [v for v in record["verdicts"] if v["requirement"] == "GW-PROXY-HONOURED"]
+            assert proxy["outcome"] == "pass", proxy
+            assert f"{2 * k} model call(s) went through the proxy" in proxy["message"], proxy
         load = record["concurrency"]
         assert load["sessions"] == k and load["first_frame_s"]["n"] == k
         assert 0 < load["first_frame_s"]["p50"] <= load["first_frame_s"]["p95"]

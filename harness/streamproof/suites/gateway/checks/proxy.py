@@ -12,18 +12,25 @@ proxy but does not trust its CA fails the handshake with it (a ``tls_error`` rec
 
 The tool service is plain ``http`` on loopback: a gateway may send its tool calls through the
 proxy too, and those requests (no ``/models/`` in their path) are not model calls.
+
+Under ``--concurrency`` the sessions share the proxy, and its requests name no session: one
+session's records cannot say which of the model calls were its own. The rule is then judged
+once over every session (:func:`proxy_honoured_across`): as many model requests through the
+proxy, path by path, as model calls reached the model from all the sessions together.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from streamproof.core.requirements import from_violations, not_applicable
 from streamproof.core.verdicts import Verdict
+from streamproof.faults.records import LinkEvent
 from streamproof.suites.gateway.checks.stream import no_stream
 from streamproof.suites.gateway.observation import GatewayObservation
 
-__all__ = ["proxy_honoured_verdicts"]
+__all__ = ["RID", "proxy_honoured_across", "proxy_honoured_verdicts"]
 
 RID = "GW-PROXY-HONOURED"
 MODEL_API = "/models/"
@@ -36,6 +43,14 @@ def proxy_honoured_verdicts(obs: GatewayObservation) -> list[Verdict]:
     if obs.model_path == "direct":
         return [
             not_applicable(RID, "not judged: the model is reached directly (model_path: direct)")
+        ]
+    if obs.model_link_shared:
+        return [
+            not_applicable(
+                RID,
+                "not judged per session: the sessions share the proxy, whose requests name no "
+                "session; judged over every session",
+            )
         ]
     if (skipped := no_stream(obs, RID)) is not None:
         return skipped
@@ -90,3 +105,21 @@ def proxy_honoured_verdicts(obs: GatewayObservation) -> list[Verdict]:
             f"call(s) reached the model, {len(failed_tls)} TLS failure(s) with the proxy",
         )
     ]
+
+
+def proxy_honoured_across(
+    sessions: Sequence[GatewayObservation], model_link: Sequence[LinkEvent]
+) -> list[Verdict]:
+    """GW-PROXY-HONOURED over the sessions of one ``--concurrency`` run: the shared model
+    link's records against every session's model calls, as one run of them all (the first
+    session's stream and disconnect stand for whether there was anything to judge). The calls
+    are numbered across the sessions, in session order, so a message names each once."""
+    calls = (c for s in sessions for c in s.model_calls)
+    together = sessions[0].model_copy(
+        update={
+            "model_link_shared": False,
+            "link_events": {"model": tuple(model_link)},
+            "model_calls": tuple(c.model_copy(update={"index": n}) for n, c in enumerate(calls)),
+        }
+    )
+    return proxy_honoured_verdicts(together)

@@ -12,7 +12,7 @@ from harness.tests.suites.gateway.observations import (
     worked_example,
 )
 from streamproof.faults.records import LinkEvent
-from streamproof.suites.gateway.checks.proxy import proxy_honoured_verdicts
+from streamproof.suites.gateway.checks.proxy import proxy_honoured_across, proxy_honoured_verdicts
 
 RID = "GW-PROXY-HONOURED"
 MODEL_PATH = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
@@ -76,3 +76,41 @@ def test_a_gateway_that_does_not_trust_the_proxys_ca_fails_saying_so() -> None:
 def test_a_browser_that_left_before_any_model_call_leaves_nothing_to_judge() -> None:
     obs = _proxied((), model_calls=(), disconnected_at=0.05)
     assert_not_applicable(proxy_honoured_verdicts(obs), RID, "before the gateway called")
+
+
+def test_under_concurrency_a_session_alone_is_not_judged() -> None:
+    """Its model link is every session's: its requests name no session."""
+    obs = _proxied((), model_link_shared=True)
+    assert_not_applicable(proxy_honoured_verdicts(obs), RID, "not judged per session")
+
+
+def _sessions(k: int) -> list[Any]:
+    """``k`` sessions of the worked example, each holding its own two model calls and none of
+    the shared link's records."""
+    return [_proxied((), model_link_shared=True) for _ in range(k)]
+
+
+def test_under_concurrency_the_shared_proxy_carrying_every_sessions_calls_passes() -> None:
+    sessions = _sessions(4)
+    calls = sum(len(s.model_calls) for s in sessions)
+    verdict = assert_passes(proxy_honoured_across(sessions, _through(*[MODEL_PATH] * calls)), RID)
+    assert f"{calls} model call(s) went through the proxy" in verdict.message
+
+
+def test_under_concurrency_calls_the_proxy_never_carried_fail() -> None:
+    sessions = _sessions(3)
+    calls = sum(len(s.model_calls) for s in sessions)
+    short = _through(*[MODEL_PATH] * (calls - 1))
+    # numbered across the sessions: the one the proxy never carried is the run's last call
+    assert_fails(
+        proxy_honoured_across(sessions, short),
+        RID,
+        f"model call #{calls - 1} (",
+        "reached the model without going",
+    )
+    nothing = [s.model_copy(update={"model_calls": ()}) for s in sessions]
+    assert_fails(
+        proxy_honoured_across(nothing, ()),
+        RID,
+        "no model call went through the proxy: the proxy saw no connection at all",
+    )
