@@ -68,9 +68,14 @@ async def webhook(status: int = 200) -> AsyncIterator[Webhook]:
         await runner.cleanup()
 
 
-def push_script(faults: list[dict[str, Any]] | None = None, text: str = PUSHED) -> A2AScript:
+def push_script(
+    faults: list[dict[str, Any]] | None = None, text: str = PUSHED, *, timeout: str = "60s"
+) -> A2AScript:
+    """The pushed task with ``faults`` on its deliveries. The sender's bound on one POST is
+    60 s scaled (3 s at the tests' 0.05): what a delivery ends as (acknowledged, refused,
+    unreachable) must not turn into a timeout on a busy machine, and no test waits it out."""
     doc = yaml.safe_load(text)
-    doc["push"] = {"timeout": "2s", "faults": faults or []}
+    doc["push"] = {"timeout": timeout, "faults": faults or []}
     return A2AScript.model_validate(doc)
 
 

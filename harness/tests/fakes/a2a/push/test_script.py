@@ -11,7 +11,7 @@ from streamproof.fakes.a2a.script import A2AScript, delivery_count
 
 
 def test_a_push_script_loads_with_its_faults() -> None:
-    script = push_script([{"delivery": 2, "do": "delay", "by": "3s"}])
+    script = push_script([{"delivery": 2, "do": "delay", "by": "3s"}], timeout="2s")
     assert script.push is not None and script.push.timeout == 2.0
     assert script.push.faults[0].by == 3.0
     assert script.push.faults[0].describe() == "delivery 2: delay by 3s"
