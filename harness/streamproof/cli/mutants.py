@@ -72,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
         time_scale=args.time_scale,
         # The last matrix's walls order the runs longest first.
         durations=durations_of_matrix(report_dir / "mutants.json"),
+        keep=report_dir / "mutants",
     )
     print(matrix.render())
     report_dir.mkdir(parents=True, exist_ok=True)

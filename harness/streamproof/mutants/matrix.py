@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -75,6 +76,8 @@ class Run:
 class Matrix:
     runs: list[Run] = field(default_factory=list)
     wall_s: float = 0.0
+    kept: tuple[Path, ...] = ()
+    """The report folders kept of the runs that were not ok (``run_matrix(keep=...)``)."""
 
     @property
     def ok(self) -> bool:
@@ -101,12 +104,14 @@ class Matrix:
             f"requirements exercised: {len(reqs)}; runs: {len(self.runs)}; "
             f"wall time {self.wall_s:.1f}s"
         )
+        lines += [f"the report of a run that was not ok: {path}" for path in self.kept]
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
             "wall_s": round(self.wall_s, 2),
+            "kept": [str(path) for path in self.kept],
             "runs": [
                 {
                     "suite": r.suite,
@@ -135,7 +140,7 @@ def failed_requirements(report: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def _run_one(suite: Suite, bug: str | None, workdir: Path, time_scale: float | None) -> Run:
-    report_dir = workdir / f"{suite.name}-{bug or 'reference'}"
+    report_dir = workdir / _report_name(suite.name, bug)
     argv = [sys.executable, "-m", "streamproof.cli", "run", *suite.paths, "--strict", "-q"]
     argv += ["--report-dir", str(report_dir)]
     if suite.target:
@@ -236,10 +241,14 @@ def run_matrix(
     jobs: int = 2,
     time_scale: float | None = None,
     durations: Mapping[RunKey, float] | None = None,
+    keep: Path | None = None,
 ) -> Matrix:
     """Every reference and mutant of ``suites`` (or only the mutants named), ``jobs`` runs at
     once, started longest first (:func:`longest_first`, by ``durations`` when given); the
-    matrix lists them in plan order: each suite's reference, then its mutants."""
+    matrix lists them in plan order: each suite's reference, then its mutants. ``keep``: the
+    folder that gets the report folder of each run that was not ok (a reference that failed,
+    a mutant that survived or was caught elsewhere, a run in error), emptied first so that it
+    never holds an earlier matrix's."""
     wanted = set(only)
     plan: list[tuple[Suite, str | None]] = []
     for suite in suites:
@@ -257,8 +266,27 @@ def run_matrix(
             for i in longest_first(plan, durations)
         }
         matrix.runs = [futures[i].result() for i in range(len(plan))]
+        if keep is not None:
+            matrix.kept = _keep_reports(matrix.runs, Path(tmp), keep)
     matrix.wall_s = time.monotonic() - started
     return matrix
+
+
+def _report_name(suite: str, bug: str | None) -> str:
+    """The report folder of one run of the matrix."""
+    return f"{suite}-{bug or 'reference'}"
+
+
+def _keep_reports(runs: Sequence[Run], workdir: Path, keep: Path) -> tuple[Path, ...]:
+    """Copy the report folders of the runs that were not ok from ``workdir`` into ``keep``."""
+    shutil.rmtree(keep, ignore_errors=True)
+    kept: list[Path] = []
+    for run in runs:
+        name = _report_name(run.suite, run.bug)
+        if run.ok or not (workdir / name).is_dir():
+            continue
+        kept.append(Path(shutil.copytree(workdir / name, keep / name)))
+    return tuple(kept)
 
 
 def default_suites() -> list[Suite]:

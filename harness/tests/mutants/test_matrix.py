@@ -476,6 +476,34 @@ def test_the_command_prints_the_matrix_writes_it_and_exits_by_it(
     assert written["ok"] is failed and [r["bug"] for r in written["runs"]] == [name]
 
 
+def test_the_reports_of_runs_that_were_not_ok_are_kept_and_nothing_older(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reference that failed and a mutant that survived keep their report folders in
+    ``keep`` (the temporary ones go); a killed mutant's does not, nor an earlier matrix's."""
+
+    def one(suite: Suite, bug: str | None, workdir: Path, time_scale: float | None) -> Run:
+        report = workdir / f"{suite.name}-{bug or 'reference'}"
+        report.mkdir()
+        (report / "results.json").write_text("{}")
+        if bug is None:
+            return Run(suite.name, bug, None, ("GW-PROXY-HONOURED",), 1, 0.1)
+        intended = suite.intended[bug]
+        caught = (intended,) if bug == "no-auth" else ()
+        return Run(suite.name, bug, intended, caught, 1 if caught else 0, 0.1)
+
+    monkeypatch.setattr(mutants, "_run_one", one)
+    keep = tmp_path / "reports" / "mutants"
+    (keep / "gateway-old-bug").mkdir(parents=True)  # an earlier matrix's
+    matrix = run_matrix([GATEWAY], keep=keep)
+    assert [r.verdict for r in matrix.runs] == ["REFERENCE FAILS", "killed", "SURVIVED"]
+    assert sorted(p.name for p in keep.iterdir()) == ["gateway-reference", "gateway-slow-first"]
+    assert matrix.kept == (keep / "gateway-reference", keep / "gateway-slow-first")
+    assert (keep / "gateway-reference" / "results.json").read_text() == "{}"
+    assert f"the report of a run that was not ok: {keep / 'gateway-reference'}" in matrix.render()
+    assert matrix.to_json()["kept"] == [str(p) for p in matrix.kept]
+
+
 def test_the_help_names_every_suite_it_runs(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         cli.main(["mutants", "--help"])
