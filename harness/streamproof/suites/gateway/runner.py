@@ -278,13 +278,16 @@ class GatewayEnvironment:
         )
         unkeyed = tuple(self.model.calls)
         per_session = [check_gateway(s.observation) for s in sessions]
-        merged = merge_verdicts(per_session)
-        if scenario.model_path != "direct":
-            # the proxy's records name no session: its rule is judged over them all
-            (across,) = proxy_honoured_across(
-                [s.observation for s in sessions], turns[0].link_events.get("model", ())
-            )
-            merged = [across if v.requirement == across.requirement else v for v in merged]
+        # The proxy's records name no session: its rule is judged over them all, on what the
+        # model link holds now that every session has taken its own snapshot (one turn's
+        # snapshot, taken early, may miss a later session's calls).
+        (across,) = proxy_honoured_across(
+            [s.observation for s in sessions], self.gateways.links.events().get("model", ())
+        )
+        merged = [
+            across if v.requirement == across.requirement else v
+            for v in merge_verdicts(per_session)
+        ]
         verdicts = [*concurrency_verdicts(sessions, unkeyed), *merged]
         shown = next(
             (
