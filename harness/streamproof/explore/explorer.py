@@ -270,4 +270,10 @@ def find(
         raise
     except (NoSuchExample, Unsatisfiable):
         return None
+    except AssertionError as exc:
+        # A Ctrl-C while hypothesis builds its runner surfaces as hypothesis's own assertion
+        # (its runner is missing) with the interrupt as the context: it is the interrupt.
+        if isinstance(exc.__context__, KeyboardInterrupt):
+            raise exc.__context__ from None
+        raise
     return None
