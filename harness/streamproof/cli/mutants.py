@@ -65,6 +65,14 @@ def run(args: argparse.Namespace) -> int:
         print("--jobs must be at least 1", file=sys.stderr)
         return EXIT_BAD_INPUT
     report_dir = Path(args.report_dir)
+    keep = report_dir / "mutants"
+    if keep.exists() and not keep.is_dir():
+        print(
+            f"--report-dir: {keep} is not a folder; the matrix keeps the reports of the runs "
+            "that were not ok there: move it away",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
     matrix = run_matrix(
         suites,
         only=args.only,
@@ -72,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         time_scale=args.time_scale,
         # The last matrix's walls order the runs longest first.
         durations=durations_of_matrix(report_dir / "mutants.json"),
-        keep=report_dir / "mutants",
+        keep=keep,
     )
     print(matrix.render())
     report_dir.mkdir(parents=True, exist_ok=True)

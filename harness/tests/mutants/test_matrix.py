@@ -504,6 +504,17 @@ def test_the_reports_of_runs_that_were_not_ok_are_kept_and_nothing_older(
     assert matrix.to_json()["kept"] == [str(p) for p in matrix.kept]
 
 
+def test_a_file_where_the_reports_are_kept_is_refused_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rec = Recorder()
+    monkeypatch.setattr(mutants, "_run_one", rec)
+    (tmp_path / "mutants").write_text("mine")
+    assert cli.main(["mutants", "--report-dir", str(tmp_path)]) == 2
+    assert "mutants is not a folder" in capsys.readouterr().err
+    assert rec.calls == [] and (tmp_path / "mutants").read_text() == "mine"
+
+
 def test_the_help_names_every_suite_it_runs(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         cli.main(["mutants", "--help"])
