@@ -9,13 +9,15 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from streamproof.targets.warm import sharing
 
 if TYPE_CHECKING:
     from streamproof.faults.engines import Engine
@@ -35,6 +37,16 @@ settings.register_profile(
 )
 if settings.get_current_profile_name() != "ci":
     settings.load_profile("streamproof")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _warm_starts_shared() -> Iterator[None]:
+    """The references' starts in every run a test makes (in this process or as a ``streamproof
+    run`` command) fork from zygotes this worker owns: google-adk and a2a-sdk are imported
+    once per worker and kind of start, not at every start
+    (docs/explanation/performance.md#warm-starts)."""
+    with sharing():
+        yield
 
 
 def _missing(name: str, why: object) -> NoReturn:

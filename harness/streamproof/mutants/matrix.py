@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from streamproof.targets.warm import sharing
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -259,6 +261,9 @@ def run_matrix(
     started = time.monotonic()
     with (
         tempfile.TemporaryDirectory(prefix="streamproof-mutants-") as tmp,
+        # Every run's reference gateway and client turns fork from zygotes shared across
+        # the runs: each imports google-adk or a2a-sdk once per matrix, not once per start.
+        sharing(),
         ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool,
     ):
         futures = {

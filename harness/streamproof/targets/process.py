@@ -2,7 +2,9 @@
 
 Whatever happens (a gateway that never becomes ready, a crash, a harness error), the whole
 process group is killed when the target is closed, and a finaliser kills it if the harness
-itself dies first, so no process outlives the run.
+itself dies first, so no process outlives the run. A target that declares ``warm_start`` is
+forked from a zygote that imported its module once (:mod:`streamproof.targets.warm`), and is
+started the ordinary way whenever that would not be exact.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 
 from streamproof.targets.errors import TargetError
+from streamproof.targets.warm import WarmChild, start_warm
 
 _LIVE_GROUPS: set[int] = set()
 
@@ -50,7 +53,13 @@ class TargetProcess:
     """One started command. Use :meth:`start`, then :meth:`close` (always)."""
 
     def __init__(
-        self, name: str, argv: Sequence[str], env: Mapping[str, str], cwd: str | None = None
+        self,
+        name: str,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        cwd: str | None = None,
+        *,
+        warm: bool = False,
     ) -> None:
         self.name = name
         self.argv = list(argv)
@@ -58,7 +67,11 @@ class TargetProcess:
         self.cwd = cwd
         """The folder the command runs in; None: the harness's own working directory."""
         self.output = OutputTail()
-        self._proc: asyncio.subprocess.Process | None = None
+        self.warm = warm
+        """Start it from a zygote when that is exact (the target file's ``warm_start``)."""
+        self.cold_reason: str | None = None
+        """Why a ``warm`` process was started the ordinary way (None: it started warm)."""
+        self._proc: asyncio.subprocess.Process | WarmChild | None = None
         self._readers: list[asyncio.Task[None]] = []
 
     @property
@@ -71,8 +84,14 @@ class TargetProcess:
         return None if self._proc is None else self._proc.returncode
 
     async def start(self) -> None:
+        if self.warm:
+            started = await start_warm(self.argv, self.env, self.cwd)
+            if isinstance(started, WarmChild):
+                self._started(started)
+                return
+            self.cold_reason = started
         try:
-            self._proc = await asyncio.create_subprocess_exec(
+            proc = await asyncio.create_subprocess_exec(
                 *self.argv,
                 env=self.env,
                 cwd=self.cwd,
@@ -85,11 +104,15 @@ class TargetProcess:
             raise TargetError(
                 f"target {self.name!r}: cannot start command {self.argv!r}: {exc.strerror or exc}"
             ) from None
-        _LIVE_GROUPS.add(self._proc.pid)
-        assert self._proc.stdout is not None and self._proc.stderr is not None
+        self._started(proc)
+
+    def _started(self, proc: asyncio.subprocess.Process | WarmChild) -> None:
+        self._proc = proc
+        _LIVE_GROUPS.add(proc.pid)
+        assert proc.stdout is not None and proc.stderr is not None
         self._readers = [
-            asyncio.create_task(self._pump("stdout", self._proc.stdout)),
-            asyncio.create_task(self._pump("stderr", self._proc.stderr)),
+            asyncio.create_task(self._pump("stdout", proc.stdout)),
+            asyncio.create_task(self._pump("stderr", proc.stderr)),
         ]
 
     async def _pump(self, name: str, stream: asyncio.StreamReader) -> None:

@@ -52,6 +52,7 @@ from streamproof.targets.build import Build
 from streamproof.targets.errors import TargetError
 from streamproof.targets.files import load_target_file
 from streamproof.targets.process import OutputTail, TargetProcess
+from streamproof.targets.warm.request import check_warm_start
 
 __all__ = [
     "DEFAULT_CLIENT_TARGET",
@@ -90,6 +91,10 @@ class ClientTarget(_Model):
     env: dict[str, str] = Field(default_factory=dict)
     startup_grace: Duration = 0.0
     """Real seconds added to every turn's bound for the runtime to boot (not scaled)."""
+    warm_start: bool = False
+    """Fork each turn from an interpreter that imported the command's module once (a command
+    ``["{python}", "-m", MODULE, ...]`` whose module reads no environment while it is
+    imported); docs/reference/target-files.md#warm-starts."""
     bug_env: str | None = None
     """The environment variable through which ``--bug NAME`` reaches the target (references)."""
     bugs: BugNames = ()
@@ -126,6 +131,11 @@ class ClientTarget(_Model):
         if not v[0].strip():
             raise ValueError("the command's program (its first word) is empty")
         return v
+
+    @model_validator(mode="after")
+    def _warm_start_form(self) -> ClientTarget:
+        check_warm_start(self.warm_start, self.command)
+        return self
 
     @field_validator("env")
     @classmethod
@@ -347,7 +357,9 @@ async def run_client_turn(
     allowed = deadline_s + max(grace_s, MIN_GRACE_S)
     bound = allowed + target.startup_grace
     deadline_text = f"deadline {on_both_clocks(deadline_s, time_scale)} + grace"
-    process = _ClientProcess(target.name, target.argv(), env, cwd=target.cwd)
+    process = _ClientProcess(
+        target.name, target.argv(), env, cwd=target.cwd, warm=target.warm_start
+    )
     output = _TimedOutput()
     process.output = output
     t_start = time.monotonic()

@@ -27,6 +27,7 @@ from streamproof.suites.gateway.profiles.wire import (
 from streamproof.targets.bugs import BugNames, bugs_need_bug_env
 from streamproof.targets.build import Build
 from streamproof.targets.files import load_target_file
+from streamproof.targets.warm.request import check_warm_start
 
 DEFAULT_TARGET = Path(__file__).parent.with_name("reference-gateway.yaml")
 """The bundled reference, in the suite's folder (harness/streamproof/suites/gateway/)."""
@@ -138,6 +139,10 @@ class GatewayTarget(_Model):
     run_timeout: bool = False
     """The gateway honours ``STREAMPROOF_RUN_TIMEOUT``: a run still going after that many
     seconds is stopped (its model call closed, its stream ended). Declares ``run_timeout``."""
+    warm_start: bool = False
+    """Fork each start from an interpreter that imported the command's module once (a command
+    ``["{python}", "-m", MODULE, ...]`` whose module reads no environment while it is
+    imported); docs/reference/target-files.md#warm-starts."""
     capabilities: tuple[GatewayCapability, ...] = ()
     """What the gateway serves beyond the contract: ``multi_agent`` must be declared here;
     ``none_mode``, ``history`` and ``auth`` follow from ``endpoints`` and ``auth`` (listing one
@@ -153,6 +158,7 @@ class GatewayTarget(_Model):
             raise ValueError("'cwd' is where the command runs; a target attached by url has none")
         if self.build is not None and self.command is None:
             raise ValueError("'build' prepares the command; a target attached by url has none")
+        check_warm_start(self.warm_start, self.command)
         try:
             re.compile(self.listening_pattern)
         except re.error as exc:

@@ -105,7 +105,7 @@ async def start_gateway(
     if bug is not None and target.bug_env is not None:
         env[target.bug_env] = bug
     argv = target.argv(port)
-    process = TargetProcess(target.name, argv, env, cwd=target.cwd)
+    process = TargetProcess(target.name, argv, env, cwd=target.cwd, warm=target.warm_start)
     await process.start()
     try:
         if port == 0:
