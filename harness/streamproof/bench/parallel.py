@@ -1,7 +1,8 @@
 """Serial against ``-n N``, side by side in one run: how much faster the workers are, and whether
 they gave the same verdicts.
 
-Run ``python -m streamproof.bench.parallel [--workers 2] [--rounds 1] [--selection scenarios]``.
+Run ``python -m streamproof.bench.parallel [--workers 2] [--rounds 1] [--selection scenarios]
+[--cold]``.
 Each round runs ``streamproof run SELECTION`` (``make run``'s selection by default: both bundled
 suites against the bundled references, at the default clock) once serially and once with ``-n
 N`` (handed the scenarios longest first by the serial run's durations, as a second run in one
@@ -11,6 +12,9 @@ differs between the two. It also prints where the serial run's time went: the sl
 the time outside any scenario (start-up, collection, reports). Every run is bounded by
 ``--run-timeout`` seconds and killed after it; the load average before each run is printed,
 since a loaded machine shares its cores with the workers (docs/how-to/parallel-and-sharding.md).
+With ``--cold`` each round first runs serially with warm starts off
+(docs/reference/target-files.md#warm-starts) and prints that wall beside the serial one, the
+ratio, and every verdict the warm starts change.
 
 The goal (docs/explanation/performance.md#parallel-runs): ``-n 2`` at least 1.8x faster than
 serial, with the same
@@ -30,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from streamproof.bench.suite_run import run_suite
+from streamproof.targets.warm.pool import SWITCH
 
 __all__ = [
     "RunResult",
@@ -58,6 +63,8 @@ class RunResult:
     durations: dict[str, float] = field(default_factory=dict)
     problem: str | None = None
     """Why the run gave no results (killed, no results.json), or None."""
+    cold: bool = False
+    """A serial run with warm starts off (``--cold``): every target start an ordinary one."""
 
     @property
     def passed(self) -> int:
@@ -65,6 +72,8 @@ class RunResult:
 
     @property
     def label(self) -> str:
+        if self.cold:
+            return "serial, warm starts off"
         return "serial" if self.workers == 0 else f"-n {self.workers}"
 
 
@@ -132,12 +141,20 @@ def table(rounds: Sequence[tuple[RunResult, RunResult]]) -> str:
 
 
 def _run_once(
-    workers: int, report_dir: Path, selection: str, extra: Sequence[str], timeout_s: float
+    workers: int,
+    report_dir: Path,
+    selection: str,
+    extra: Sequence[str],
+    timeout_s: float,
+    *,
+    cold: bool = False,
 ) -> RunResult:
     args = [selection, "-q", *(["-n", str(workers)] if workers else []), *extra]
-    run = run_suite(args, report_dir, timeout_s)
+    run = run_suite(args, report_dir, timeout_s, {SWITCH: "0"} if cold else None)
     if run.results is None:
-        return RunResult(workers, run.wall_s, run.exit_status, run.load, problem=run.problem)
+        return RunResult(
+            workers, run.wall_s, run.exit_status, run.load, problem=run.problem, cold=cold
+        )
     durations = {
         str(s["id"]): float(s["duration_s"])
         for s in run.results.get("scenarios", [])
@@ -151,6 +168,7 @@ def _run_once(
         verdicts_of(run.results),
         durations,
         run.problem,
+        cold,
     )
 
 
@@ -173,6 +191,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--run-timeout", type=float, default=900.0)
     parser.add_argument("--out", type=Path, default=None, help="reports and parallel.json here")
     parser.add_argument(
+        "--cold",
+        action="store_true",
+        help=f"each round also runs serially with warm starts off ({SWITCH}=0), first",
+    )
+    parser.add_argument(
         "extra", nargs="*", help="more streamproof run options for both runs (after --)"
     )
     args = parser.parse_args(argv)
@@ -182,8 +205,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     print(f"reports under {out}", flush=True)
     rounds: list[tuple[RunResult, RunResult]] = []
+    colds: list[tuple[RunResult, RunResult]] = []
     for index in range(1, args.rounds + 1):
         pair: list[RunResult] = []
+        if args.cold:
+            cold = _run_once(
+                0,
+                out / f"r{index}-serial-cold",
+                args.selection,
+                args.extra,
+                args.run_timeout,
+                cold=True,
+            )
+            _print_run(index, cold)
         for workers in (0, args.workers):
             extra = list(args.extra)
             serial_results = out / f"r{index}-serial" / "results.json"
@@ -201,7 +235,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             _print_run(index, run)
             pair.append(run)
         rounds.append((pair[0], pair[1]))
+        if args.cold:
+            colds.append((cold, pair[0]))
     print(table(rounds), flush=True)
+    for index, (cold, warm) in enumerate(colds, start=1):
+        print(
+            f"round {index}: serial with warm starts off {cold.wall_s:.1f} s, with them "
+            f"{warm.wall_s:.1f} s: {ratio(cold.wall_s, warm.wall_s)}x",
+            flush=True,
+        )
+        for line in differences(cold.verdicts, warm.verdicts):
+            print(f"round {index}: warm starts change: {line}", flush=True)
     for index, (serial, parallel) in enumerate(rounds, start=1):
         for line in differences(serial.verdicts, parallel.verdicts):
             print(f"round {index}: differs: {line}", flush=True)
@@ -225,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     same = all(
         not differences(s.verdicts, p.verdicts) and not s.problem and not p.problem
-        for s, p in rounds
+        for s, p in [*rounds, *colds]
     )
     return 0 if same else 1
 

@@ -7,7 +7,9 @@ seen, so one that a target started in a session of its own counts too) and keeps
 last user + system time. When the command ends it prints one row per kind of process: how many
 were started, their CPU seconds in all and each. The kinds are told apart by command line
 (:data:`KINDS`): the reference gateway, ``streamproof run``, the reference A2A client, the
-Java references, pytest workers, Node, Chromium, anything else Python.
+Java references, pytest workers, Node, Chromium, anything else Python. A warm start's zygote
+and the children it forks keep the zygote's command line, which names the module
+(docs/reference/target-files.md#warm-starts): they count as that module's kind.
 
 A process that starts and ends between two samples is missed, and the CPU a process spends
 after its last sample is not counted: the figures are a floor, close for the processes that

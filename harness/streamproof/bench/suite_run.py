@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -31,9 +31,12 @@ class SuiteRun:
     problem: str | None = None
 
 
-def run_suite(args: Sequence[str], report_dir: Path, timeout_s: float) -> SuiteRun:
-    """``streamproof run ARGS --report-dir REPORT_DIR`` in a fresh process, killed after
-    ``timeout_s`` seconds, its output discarded (the report folder keeps what it found)."""
+def run_suite(
+    args: Sequence[str], report_dir: Path, timeout_s: float, env: Mapping[str, str] | None = None
+) -> SuiteRun:
+    """``streamproof run ARGS --report-dir REPORT_DIR`` in a fresh process (``env`` added to
+    this one's environment), killed after ``timeout_s`` seconds, its output discarded (the
+    report folder keeps what it found)."""
     streamproof = Path(sys.executable).with_name("streamproof")
     command = [str(streamproof), "run", *args, "--report-dir", str(report_dir)]
     load = os.getloadavg()[0]
@@ -45,6 +48,7 @@ def run_suite(args: Sequence[str], report_dir: Path, timeout_s: float) -> SuiteR
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
             timeout=timeout_s,
             check=False,
         ).returncode

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import logging
 import os
 import re
 import signal
@@ -22,6 +23,9 @@ from streamproof.targets.errors import TargetError
 from streamproof.targets.warm import WarmChild, start_warm
 
 _LIVE_GROUPS: set[int] = set()
+_COLD_SAID: set[str] = set()
+"""Why a warm start was not made, each said once per process (a speed matter, not a verdict)."""
+_log = logging.getLogger("streamproof.targets")
 
 
 def _kill_leftovers() -> None:
@@ -90,6 +94,9 @@ class TargetProcess:
                 self._started(started)
                 return
             self.cold_reason = started
+            if started not in _COLD_SAID:
+                _COLD_SAID.add(started)
+                _log.warning("target %r started the ordinary way: %s", self.name, started)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *self.argv,

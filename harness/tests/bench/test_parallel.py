@@ -5,9 +5,15 @@ the table; the runs themselves are the benchmark's, not a test's."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from streamproof.bench import parallel
 from streamproof.bench.parallel import RunResult, differences, ratio, slowest, table, verdicts_of
+from streamproof.bench.suite_run import SuiteRun
+from streamproof.targets.warm.pool import SWITCH
 
 RESULTS: dict[str, Any] = {
     "scenarios": [
@@ -78,3 +84,27 @@ def test_the_table_gives_both_walls_the_ratio_and_whether_verdicts_match() -> No
     assert lines[3].endswith("| 1.8x | no |")
     killed = RunResult(2, 900.0, -1, 1.0, problem="killed after 900 s")
     assert table([(rounds[0][0], killed)]).splitlines()[2].endswith("| no |")
+
+
+def test_cold_runs_serially_with_warm_starts_off_first_and_compares_its_verdicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls: list[tuple[list[str], dict[str, str] | None]] = []
+
+    def fake_run(
+        args: list[str], report_dir: Path, timeout_s: float, env: dict[str, str] | None = None
+    ) -> SuiteRun:
+        calls.append((list(args), env))
+        results = RESULTS
+        if env:  # the cold run: one verdict differs, which the bench must say
+            results = {"scenarios": [{**RESULTS["scenarios"][0], "outcome": "failed"}]}
+        return SuiteRun(0, 10.0 if env else 5.0, 0.1, results)
+
+    monkeypatch.setattr(parallel, "run_suite", fake_run)
+    status = parallel.main(["--cold", "--out", str(tmp_path)])
+    said = capsys.readouterr().out
+    assert [env for _, env in calls] == [{SWITCH: "0"}, None, None]
+    assert [("-n" in args) for args, _ in calls] == [False, False, True]
+    assert "serial with warm starts off 10.0 s, with them 5.0 s: 2.0x" in said
+    assert "warm starts change: gateway/a" in said
+    assert status == 1

@@ -14,6 +14,11 @@ def test_kinds_by_command_line() -> None:
     assert kind_of("/x/.venv/bin/python -m streamproof.suites.gateway.reference.server") == (
         "reference gateway"
     )
+    zygote = "/x/python -m streamproof.targets.warm.zygote --socket /t/z.sock --module "
+    assert kind_of(zygote + "streamproof.suites.gateway.reference.server") == "reference gateway"
+    assert kind_of(zygote + "streamproof.suites.a2a_client.reference.client") == (
+        "reference A2A client"
+    )
     assert kind_of("/x/.venv/bin/python -m streamproof run scenarios") == "streamproof run"
     assert kind_of("/x/.venv/bin/streamproof run --target t.yaml") == "streamproof run"
     assert kind_of("java -jar target/streamproof-java-client.jar") == "Java"

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from harness.tests.conftest import require_module
+from streamproof.targets.warm.pool import SHARED
 
 # End to end (real targets, whole runs): scheduled first under xdist (see conftest).
 pytestmark = pytest.mark.slow
@@ -167,30 +171,60 @@ def _processes_with(mark: str) -> list[int]:
 
 def _marked_target(tmp_path: Path, reference: str, mark: str, **changes: object) -> Path:
     """A copy of a bundled reference target whose processes carry ``mark`` in their
-    environment, so the test can find every one of them (children included)."""
+    environment, so the test can find every one of them (children included). Started the
+    ordinary way: a process forked from a zygote keeps the zygote's ``/proc/PID/environ``
+    (warm starts have their own test, :func:`test_sigterm_leaves_no_warm_target_and_no_zygote`)."""
     import yaml
 
     target = yaml.safe_load((ROOT / reference).read_text(encoding="utf-8"))
     target["env"] = {**target.get("env", {}), "TEST_MARK_OF_STREAMPROOF": mark}
+    target.pop("warm_start", None)
     target.update(changes)
     target_file = tmp_path / "target.yaml"
     target_file.write_text(yaml.safe_dump(target), encoding="utf-8")
     return target_file
 
 
-def _interrupt(argv: list[str], mark: str, signum: int, cwd: Path = ROOT) -> tuple[int, str]:
-    """Start ``argv``, wait until a process carrying ``mark`` runs, send ``signum``; the exit
-    status and the output. Asserts that nothing carrying ``mark`` is left afterwards."""
+def _processes_named(mark: str) -> list[int]:
+    """Pids whose command line holds ``mark``."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if mark.encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _interrupt(
+    argv: list[str],
+    mark: str,
+    signum: int,
+    cwd: Path = ROOT,
+    *,
+    env: dict[str, str] | None = None,
+    find: Callable[[str], list[int]] = _processes_with,
+    at_least: int = 1,
+) -> tuple[int, str]:
+    """Start ``argv``, wait until ``at_least`` processes ``find`` finds by ``mark`` run, send
+    ``signum``; the exit status and the output. Asserts that nothing ``find`` finds is left
+    afterwards."""
     import time
 
     proc = subprocess.Popen(
-        argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
     )
     try:
         deadline = time.monotonic() + 90
-        while not _processes_with(mark) and time.monotonic() < deadline and proc.poll() is None:
+        while len(find(mark)) < at_least and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.1)
-        assert _processes_with(mark), f"the target never started:\n{proc.communicate()[0][-3000:]}"
+        assert len(find(mark)) >= at_least, (
+            f"the target never started:\n{proc.communicate()[0][-3000:]}"
+        )
         time.sleep(1.0)
         proc.send_signal(signum)
         output, _ = proc.communicate(timeout=60)
@@ -198,7 +232,7 @@ def _interrupt(argv: list[str], mark: str, signum: int, cwd: Path = ROOT) -> tup
         if proc.poll() is None:
             proc.kill()
     time.sleep(0.5)
-    assert _processes_with(mark) == [], f"the target outlived the run:\n{output[-3000:]}"
+    assert find(mark) == [], f"the target outlived the run:\n{output[-3000:]}"
     return proc.returncode, output
 
 
@@ -222,6 +256,29 @@ def test_sigterm_stops_the_run_with_143_a_report_and_no_process_left(tmp_path: P
     reports = tmp_path / "reports"
     argv = [*_CLI, "run", str(ROOT / "scenarios" / "gateway"), "--target", str(target)]
     code, output = _interrupt([*argv, "--report-dir", str(reports), "-q"], mark, signal.SIGTERM)
+    assert code == 143, output[-3000:]
+    _interrupted_report(reports)
+
+
+def test_sigterm_leaves_no_warm_target_and_no_zygote(tmp_path: Path) -> None:
+    """The bundled reference gateway is forked from a zygote (warm_start): SIGTERM ends the
+    gateway and the zygote with the run. Both carry the zygote's command line, which names its
+    socket in the run's TMPDIR (the mark)."""
+    require_module("google.adk")
+    # A short TMPDIR of its own, so that the socket path (and the mark) stays in it.
+    tmp = Path(tempfile.mkdtemp(prefix="sp-warm-", dir="/tmp"))
+    mark = tmp.name
+    reports = tmp_path / "reports"
+    argv = [*_CLI, "run", str(ROOT / "scenarios" / "gateway"), "--report-dir", str(reports), "-q"]
+    env = {k: v for k, v in os.environ.items() if k != SHARED}  # this run's own zygotes
+    env["TMPDIR"] = str(tmp)
+    # The zygote and at least one gateway forked from it.
+    try:
+        code, output = _interrupt(
+            argv, mark, signal.SIGTERM, env=env, find=_processes_named, at_least=2
+        )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     assert code == 143, output[-3000:]
     _interrupted_report(reports)
 

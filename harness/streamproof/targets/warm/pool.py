@@ -62,7 +62,7 @@ class _Zygote:
         socket_path: str | None = None,
         owner: int | None = None,
     ) -> None:
-        self.folder = tempfile.mkdtemp(prefix="streamproof-warm-")
+        self.folder = _socket_folder("streamproof-warm-")
         self.socket = socket_path or os.path.join(self.folder, "zygote.sock")
         self.log = os.path.join(self.folder, "zygote.log")
         self.broken: str | None = None
@@ -129,6 +129,21 @@ class _Zygote:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+_SOCKET_PATH_MAX: Final = 107
+"""The longest Unix socket path Linux binds (``sun_path`` holds 108 bytes with its NUL)."""
+_SOCKET_NAME_MAX: Final = len("/0123456789abcdef.sock.starting")
+
+
+def _socket_folder(prefix: str) -> str:
+    """A new private folder for zygote sockets: in the temporary folder, or in ``/tmp`` when
+    that one's path is too long for a socket path (a test runner's nested TMPDIR)."""
+    folder = tempfile.mkdtemp(prefix=prefix)
+    if len(folder.encode()) + _SOCKET_NAME_MAX <= _SOCKET_PATH_MAX or not os.path.isdir("/tmp"):
+        return folder
+    os.rmdir(folder)
+    return tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+
+
 _POOL: dict[_Key, _Zygote] = {}
 _LOCK = threading.Lock()
 
@@ -148,7 +163,7 @@ def sharing() -> Iterator[str]:
     """Share zygotes with every streamproof process started inside (through the environment):
     for a process that runs many ``streamproof run`` commands (``streamproof mutants``, a test
     suite). The zygotes live until this process leaves the block or ends."""
-    folder = tempfile.mkdtemp(prefix="streamproof-warm-shared-")
+    folder = _socket_folder("streamproof-warm-shared-")
     with open(os.path.join(folder, "owner"), "w", encoding="ascii") as owner:
         owner.write(str(os.getpid()))
     before = os.environ.get(SHARED)

@@ -223,7 +223,11 @@ def _become(request: _Request) -> None:
     os.environ.clear()
     os.environ.update(request.env)
     gc.unfreeze()
-    sys.modules.pop(request.module, None)
+    # ``-m`` runs a module as ``__main__`` without importing it under its name (a package: its
+    # ``__main__``), so the zygote's imported copy is forgotten.
+    imported = sys.modules.get(request.module)
+    main_module = f"{request.module}.__main__" if hasattr(imported, "__path__") else request.module
+    sys.modules.pop(main_module, None)
     sys.argv = [request.module, *request.args]
     runpy.run_module(request.module, run_name="__main__", alter_sys=True)
 

@@ -52,6 +52,9 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (tmp_path / "heavy.py").write_text(HEAVY)
     (tmp_path / "probe.py").write_text(PROBE)
     (tmp_path / "sleeper.py").write_text(SLEEPER)
+    (tmp_path / "package").mkdir()
+    (tmp_path / "package" / "__init__.py").write_text("import heavy\n")
+    (tmp_path / "package" / "__main__.py").write_text(PROBE)
     (tmp_path / "broken.py").write_text("raise RuntimeError('cannot be imported')\n")
     (tmp_path / "threaded.py").write_text(
         "import threading, time\nthreading.Thread(target=time.sleep, args=(30,), daemon=True)"
@@ -113,6 +116,18 @@ def test_a_warm_start_is_the_command_with_its_own_arguments_environment_and_grou
     assert one["heavy_loaded_in"] == two["heavy_loaded_in"] == one["ppid"]
 
 
+def test_a_package_runs_its_main_module_as_python_dash_m_does(folder: Path) -> None:
+    async def both() -> tuple[dict[str, object], dict[str, object]]:
+        warm = _said((await _run(folder, "package", "x", PROBE="p"))[2])
+        cold = _said((await _run(folder, "package", "x", warm=False, PROBE="p"))[2])
+        return warm, cold
+
+    warm, cold = asyncio.run(both())
+    assert warm["name"] == cold["name"] == "__main__"
+    assert warm["args"] == cold["args"] == ["x"] and warm["probe"] == "p"
+    assert warm["heavy_loaded_in"] == warm["ppid"]  # the package was imported in the zygote
+
+
 def test_a_cold_start_says_the_same_but_imports_for_itself(folder: Path) -> None:
     async def both() -> tuple[dict[str, object], dict[str, object]]:
         warm = _said((await _run(folder, "probe", "a", PROBE="p", PYTHONHASHSEED="7"))[2])
@@ -138,6 +153,17 @@ def test_other_python_variables_get_a_zygote_of_their_own(folder: Path) -> None:
     one, two = asyncio.run(both())
     assert one["ppid"] != two["ppid"]
     assert one["hash"] != two["hash"]  # each child hashes as its own PYTHONHASHSEED says
+
+
+def test_a_temporary_folder_too_deep_for_a_socket_path_still_starts_warm(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = folder / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr("tempfile.tempdir", str(deep))
+    process, code, lines = asyncio.run(_run(folder, "probe"))
+    assert process.cold_reason is None and code == 0
+    assert _said(lines)["heavy_loaded_in"] == _said(lines)["ppid"]
 
 
 def test_a_module_that_cannot_be_imported_is_started_cold_with_the_reason(folder: Path) -> None:
