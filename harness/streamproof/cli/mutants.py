@@ -32,8 +32,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="N",
         type=int,
         default=2,
-        help="runs at once (default 2); the runs mostly wait, so about twice the cores "
-        "(docs/explanation/performance.md#the-mutant-matrix)",
+        help="runs at once (default 2); the runs mostly wait, so about four times the cores "
+        "(docs/explanation/mutants.md#which-jobs)",
     )
     parser.add_argument("--time-scale", metavar="F", type=float, default=None)
     parser.add_argument("--report-dir", metavar="DIR", default="reports")

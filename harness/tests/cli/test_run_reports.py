@@ -154,17 +154,18 @@ def test_a_clean_run_in_this_repository_prints_no_warning(tmp_path: Path) -> Non
     assert "Warning" not in run.stdout + run.stderr, run.stdout + run.stderr
 
 
-def _processes_with(mark: str) -> list[int]:
-    """Pids whose environment holds ``mark`` (the target and anything it started)."""
+def _processes_with(mark: str, where: str = "environ") -> list[int]:
+    """Pids whose environment (or ``/proc/PID/`` file ``where``) holds ``mark`` (the target and
+    anything it started)."""
     found: list[int] = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            environ = (entry / "environ").read_bytes()
+            held = (entry / where).read_bytes()
         except OSError:
             continue
-        if mark.encode() in environ:
+        if mark.encode() in held:
             found.append(int(entry.name))
     return found
 
@@ -187,17 +188,7 @@ def _marked_target(tmp_path: Path, reference: str, mark: str, **changes: object)
 
 def _processes_named(mark: str) -> list[int]:
     """Pids whose command line holds ``mark``."""
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if mark.encode() in cmdline:
-            found.append(int(entry.name))
-    return found
+    return _processes_with(mark, "cmdline")
 
 
 def _interrupt(

@@ -187,6 +187,21 @@ def test_the_switch_turns_warm_starts_off(folder: Path, monkeypatch: pytest.Monk
     assert code == 0 and _said(lines)["heavy_loaded_in"] == _said(lines)["pid"]
 
 
+def _python(script: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -c script`` in ``cwd`` as a streamproof process would be started; it must
+    succeed."""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        env=_env(**env),
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def _gone(pid: int, within: float = 10.0) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
@@ -236,10 +251,7 @@ def test_when_the_harness_dies_its_zygote_and_warm_children_go_with_it(folder: P
         asyncio.run(main())
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=_env()
-    )
-    assert done.returncode == 0, done.stderr
+    done = _python(script, folder)
     pid, zygote = (int(word) for word in done.stdout.split())
     assert _gone(zygote) and _gone(pid)
 
@@ -265,15 +277,7 @@ def test_processes_inside_sharing_fork_from_one_zygote_that_ends_with_the_block(
     with pool.sharing() as shared:
         said = []
         for _ in range(2):  # two processes, each started as streamproof runs are
-            done = subprocess.run(
-                [sys.executable, "-c", script],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                cwd=folder,
-                env=_env(**{pool.SHARED: shared}),
-            )
-            assert done.returncode == 0, done.stderr
+            done = _python(script, folder, **{pool.SHARED: shared})
             reason, line = done.stdout.split(" ", 1)
             assert reason == "None"
             said.append(json.loads(line.strip().removeprefix("[stdout] ")))
@@ -301,14 +305,6 @@ def test_a_shared_zygote_ends_when_its_owner_does(folder: Path) -> None:
             asyncio.run(main())
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=folder,
-        env=_env(),
-    )
-    assert done.returncode == 0, done.stderr
+    done = _python(script, folder)
     pid, zygote = (int(word) for word in done.stdout.split())
     assert _gone(zygote) and _gone(pid)
