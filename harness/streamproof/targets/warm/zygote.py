@@ -30,6 +30,7 @@ import json
 import os
 import runpy
 import selectors
+import shutil
 import signal
 import socket
 import sys
@@ -134,6 +135,10 @@ def _serve(listener: socket.socket, module: str, owner: int | None) -> _Request:
                 for child in children.values():
                     with contextlib.suppress(OSError):
                         os.killpg(child.pid, signal.SIGKILL)
+                if owner is None:
+                    # Its own folder (socket and log), which a harness that died without its
+                    # exit handlers could not remove; a shared folder is its owner's to remove.
+                    shutil.rmtree(os.path.dirname(listener.getsockname()), ignore_errors=True)
                 os._exit(0)
             elif isinstance(what, _Child):
                 if key.fileobj is what.conn:

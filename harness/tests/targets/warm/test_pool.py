@@ -246,14 +246,17 @@ def test_when_the_harness_dies_its_zygote_and_warm_children_go_with_it(folder: P
             assert p.cold_reason is None, p.cold_reason
             with open(f"/proc/{{p.pid}}/stat") as stat:
                 zygote = stat.read().split(") ")[1].split()[1]
-            print(p.pid, zygote, flush=True)
+            with open(f"/proc/{{zygote}}/cmdline", "rb") as cmdline:
+                socket = cmdline.read().split(b"\\0")[4].decode()
+            print(p.pid, zygote, socket, flush=True)
             os._exit(0)   # no clean-up at all
         asyncio.run(main())
         """
     )
     done = _python(script, folder)
-    pid, zygote = (int(word) for word in done.stdout.split())
-    assert _gone(zygote) and _gone(pid)
+    pid, zygote, socket_path = done.stdout.split()
+    assert _gone(int(zygote)) and _gone(int(pid))
+    assert not Path(socket_path).parent.exists()  # the zygote removed its own folder
 
 
 def test_processes_inside_sharing_fork_from_one_zygote_that_ends_with_the_block(
