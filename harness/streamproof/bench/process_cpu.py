@@ -90,6 +90,11 @@ def sample(root: int, seen: dict[tuple[str, str], Seen], ours: set[int], ticks: 
         key = (pid, started)
         if key in seen:
             seen[key].cpu_s = cpu
+            # Read again: a process first seen between its fork and its exec still showed
+            # its parent's command line (the sampler's own, for the command itself).
+            now = command_line(pid)
+            if now:
+                seen[key].kind = kind_of(now)
         elif int(pid) == root or parent in ours:
             ours.add(int(pid))
             seen[key] = Seen(kind_of(command_line(pid)), cpu)

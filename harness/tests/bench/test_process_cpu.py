@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 
 import pytest
 
 from streamproof.bench import process_cpu
-from streamproof.bench.process_cpu import kind_of
+from streamproof.bench.process_cpu import Seen, command_line, kind_of, sample
 
 
 def test_kinds_by_command_line() -> None:
@@ -49,3 +51,30 @@ def test_a_grandchild_is_counted_with_its_cpu(capsys: pytest.CaptureFixture[str]
 def test_a_command_that_cannot_start_is_said(capsys: pytest.CaptureFixture[str]) -> None:
     assert process_cpu.main(["--", "/no/such/command"]) == 2
     assert "process_cpu: cannot start /no/such/command" in capsys.readouterr().err
+
+
+def test_a_process_seen_before_its_exec_takes_its_own_kind() -> None:
+    # Between its fork and its exec a process shows its parent's command line (or, in the
+    # middle of the exec, none): the kind is the program it became.
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: wait for the first sample, then become `sleep`
+        os.close(write)
+        os.read(read, 1)
+        os.execvp("sleep", ["sleep", "2"])
+    os.close(read)
+    try:
+        seen: dict[tuple[str, str], Seen] = {}
+        ours: set[int] = set()
+        sample(pid, seen, ours, os.sysconf("SC_CLK_TCK"))
+        assert [entry.kind for entry in seen.values()] != ["other"]
+        os.write(write, b"x")
+        deadline = time.monotonic() + 10
+        while command_line(str(pid)) != "sleep 2" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        sample(pid, seen, ours, os.sysconf("SC_CLK_TCK"))
+        assert [entry.kind for entry in seen.values()] == ["other"]
+    finally:
+        os.close(write)
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
