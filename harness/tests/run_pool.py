@@ -26,7 +26,12 @@ from typing import Any
 
 import pytest
 
+from streamproof.targets.warm.command import run_to_end
+
 ROOT = Path(__file__).resolve().parents[2]
+
+RUN_PRELOAD = ("streamproof.cli.preload",)
+"""What the zygote of the runs imports: what a run imports anyway."""
 
 JOBS = int(os.environ.get("STREAMPROOF_TEST_RUN_JOBS", "3"))
 """Runs at once per pool (``STREAMPROOF_TEST_RUN_JOBS``; 1: one after another, as before)."""
@@ -50,18 +55,26 @@ class Run:
         return self.stdout[-out:] + self.stderr[-err:]
 
 
-def streamproof_run(report_dir: Path, *args: str, timeout: float = 600) -> Run:
-    """``streamproof ARGS --report-dir REPORT_DIR`` from the repository root, as a user runs it."""
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "streamproof.cli", *args, "--report-dir", str(report_dir)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
+def streamproof_command(
+    *args: str, timeout: float, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m streamproof.cli ARGS`` from the repository root to its end, its output
+    captured, as ``subprocess.run`` gives it; forked from this worker's zygote of ``streamproof``
+    (docs/explanation/performance.md#warm-starts), which imported what a run imports."""
+    return run_to_end(
+        [sys.executable, "-m", "streamproof.cli", *args],
+        cwd=str(ROOT),
         timeout=timeout,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        check=False,
+        env={**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"},
+        preload=RUN_PRELOAD,
     )
+
+
+def streamproof_run(report_dir: Path, *args: str, timeout: float = 600) -> Run:
+    """``streamproof ARGS --report-dir REPORT_DIR`` from the repository root, as a user runs it
+    (:func:`streamproof_command`)."""
+    started = time.monotonic()
+    done = streamproof_command(*args, "--report-dir", str(report_dir), timeout=timeout)
     return Run(done.returncode, done.stdout, done.stderr, report_dir, time.monotonic() - started)
 
 

@@ -36,7 +36,7 @@ KINDS: Final[tuple[tuple[str, str], ...]] = (
         r"streamproof\.suites\.gateway\.reference\.server",
     ),
     ("reference A2A client", r"a2a_client\.reference\.client"),
-    ("streamproof run", r"bin/streamproof |-m streamproof(\.cli)? "),
+    ("streamproof run", r"bin/streamproof |-m streamproof(\.cli)? |--module streamproof\.cli( |$)"),
     ("Java", r"(^|/)java "),
     ("pytest worker", r"exec\(eval\(sys\.stdin\.readline"),
     ("pytest", r"-m pytest|bin/pytest"),

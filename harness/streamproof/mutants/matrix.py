@@ -24,8 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from streamproof.targets.warm import sharing
+from streamproof.targets.warm.command import run_to_end
 
 ROOT = Path(__file__).resolve().parents[3]
+RUN_PRELOAD = ("streamproof.cli.preload",)
+"""What the zygote of the matrix's runs imports: what each run imports anyway
+(docs/explanation/performance.md#warm-starts)."""
 
 
 @dataclass(frozen=True)
@@ -157,13 +161,12 @@ def _run_one(suite: Suite, bug: str | None, workdir: Path, time_scale: float | N
         argv += ["-k", suite.mutant_runs]
     started = time.monotonic()
     try:
-        proc = subprocess.run(
+        proc = run_to_end(
             argv,
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
+            cwd=str(ROOT),
             timeout=900,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            preload=RUN_PRELOAD,
         )
     except subprocess.TimeoutExpired:
         return Run(

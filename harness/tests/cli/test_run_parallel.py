@@ -19,6 +19,7 @@ import pytest
 
 from harness.tests.cli.test_run_reports import _marked_target, _processes_with
 from harness.tests.conftest import require_module
+from harness.tests.run_pool import streamproof_command
 
 # End to end (real targets, whole runs): scheduled first under xdist (see conftest).
 pytestmark = pytest.mark.slow
@@ -32,9 +33,7 @@ SUBSET = "plain or multiline or auth or model-http or text-then or none-mode or 
 
 
 def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*_CLI, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False
-    )
+    return streamproof_command(*args, timeout=timeout)
 
 
 def _error(reports: Path) -> str:

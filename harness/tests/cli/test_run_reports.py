@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness.tests.conftest import require_module
+from harness.tests.run_pool import streamproof_command
 from streamproof.targets.warm.pool import SHARED
 
 # End to end (real targets, whole runs): scheduled first under xdist (see conftest).
@@ -27,14 +28,7 @@ _CLI = [sys.executable, "-m", "streamproof.cli"]
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "streamproof.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return streamproof_command(*args, timeout=120)
 
 
 def _stale(report_dir: Path) -> None:

@@ -256,8 +256,9 @@ def test_the_last_matrix_gives_each_runs_wall_and_nothing_when_unreadable(tmp_pa
 
 
 class FakeCli:
-    """Replaces ``subprocess.run``: checks the command line, then writes (or not) the
-    ``results.json`` a real ``streamproof run`` would have written into --report-dir."""
+    """Replaces ``run_to_end`` (``subprocess.run``, warm): checks the command line, then writes
+    (or not) the ``results.json`` a real ``streamproof run`` would have written into
+    --report-dir."""
 
     def __init__(self, write: Callable[[Path, list[str]], None] | None, exit_code: int) -> None:
         self.write, self.exit_code = write, exit_code
@@ -284,7 +285,7 @@ def test_a_mutant_run_is_streamproof_run_strict_with_its_bug(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = FakeCli(_results({"GW-AUTH": {"fail": 2}, "GW-DONE": {"pass": 1}}), exit_code=1)
-    monkeypatch.setattr(subprocess, "run", fake)
+    monkeypatch.setattr(mutants, "run_to_end", fake)
     run = mutants._run_one(GATEWAY, "no-auth", tmp_path, 0.05)
     assert fake.argv[:4] == [sys.executable, "-m", "streamproof.cli", "run"]
     assert fake.argv[4:] == [
@@ -300,7 +301,8 @@ def test_a_mutant_run_is_streamproof_run_strict_with_its_bug(
         "--time-scale",
         "0.05",
     ]
-    assert fake.kwargs["cwd"] == mutants.ROOT and fake.kwargs["timeout"] == 900
+    assert fake.kwargs["cwd"] == str(mutants.ROOT) and fake.kwargs["timeout"] == 900
+    assert fake.kwargs["preload"] == ("streamproof.cli.preload",)
     assert (run.suite, run.bug, run.intended, run.failed) == (
         "gateway",
         "no-auth",
@@ -314,7 +316,7 @@ def test_a_reference_run_has_no_bug_and_a_suite_without_target_passes_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = FakeCli(_results({"A2A-C-DEADLINE": {"pass": 1}}), exit_code=0)
-    monkeypatch.setattr(subprocess, "run", fake)
+    monkeypatch.setattr(mutants, "run_to_end", fake)
     run = mutants._run_one(CLIENT, None, tmp_path, None)
     assert fake.argv[4:] == [
         "scenarios/a2a_client",
@@ -333,7 +335,7 @@ def test_the_client_mutants_run_on_json_rpc_and_its_reference_on_every_binding(
     (client,) = [s for s in default_suites() if s.name == "a2a-client"]
     assert client.mutant_runs == "not binding_rest"
     fake = FakeCli(_results({"A2A-C-DEADLINE": {"fail": 1}}), exit_code=1)
-    monkeypatch.setattr(subprocess, "run", fake)
+    monkeypatch.setattr(mutants, "run_to_end", fake)
     mutants._run_one(client, "no-watchdog", tmp_path, None)
     assert fake.argv[-2:] == ["-k", "not binding_rest"]
     mutants._run_one(client, None, tmp_path, None)
@@ -343,7 +345,7 @@ def test_the_client_mutants_run_on_json_rpc_and_its_reference_on_every_binding(
 def test_a_run_that_wrote_no_report_is_an_error_showing_its_output(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(subprocess, "run", FakeCli(None, exit_code=2))
+    monkeypatch.setattr(mutants, "run_to_end", FakeCli(None, exit_code=2))
     run = mutants._run_one(GATEWAY, "no-auth", tmp_path, None)
     assert run.verdict == "error" and not run.ok and run.exit_code == 2
     assert run.error is not None and run.error.startswith("no results.json (exit 2): ")
@@ -357,7 +359,7 @@ def test_a_run_that_never_ends_is_an_error_not_a_hang(
     def never(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
         raise subprocess.TimeoutExpired(argv, kwargs["timeout"])
 
-    monkeypatch.setattr(subprocess, "run", never)
+    monkeypatch.setattr(mutants, "run_to_end", never)
     run = mutants._run_one(GATEWAY, "slow-first", tmp_path, None)
     assert run.verdict == "error" and run.error == "no result within 900s"
     assert run.intended == "GW-FIRST-BYTE" and run.exit_code == -1

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.tests.conftest import require_module
-from harness.tests.run_pool import Plan, Run, RunPool, streamproof_run
+from harness.tests.run_pool import Plan, Run, RunPool, streamproof_command, streamproof_run
 from streamproof.core.verdicts import Level
 from streamproof.suites import REGISTRY
 from streamproof.suites.gateway.reference.mutants import (
@@ -36,14 +36,7 @@ GATEWAY_SCENARIOS = ROOT / "scenarios" / "gateway"
 
 
 def streamproof(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "streamproof.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    return streamproof_command(*args, timeout=timeout)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -9,7 +9,8 @@ per interpreter, module, working folder and interpreter-shaping environment, and
 an ordinary start, saying why, whenever a warm one is not exact; inside :func:`sharing` (a
 process that runs many ``streamproof run`` commands) the processes it starts share them.
 :mod:`.request` holds what the two sides say to each other and when a command can be started
-warm at all.
+warm at all; :mod:`.command` runs a whole command (a ``streamproof run``) to its end from a
+zygote that imported what it will import, for the processes that run hundreds of them.
 
 Why (docs/explanation/performance.md#warm-starts): the reference gateway spends about 1.3 CPU-s
 importing google-adk at each start and the reference A2A client 0.5 s importing a2a-sdk at

@@ -47,7 +47,7 @@ READY_TIMEOUT_S: Final = 60.0
 _REPLY_TIMEOUT_S: Final = 10.0
 _ZYGOTE: Final = "streamproof.targets.warm.zygote"
 
-_Key = tuple[str, str, str, tuple[tuple[str, str], ...]]
+_Key = tuple[str, str, tuple[str, ...], str, tuple[tuple[str, str], ...]]
 
 
 class _Zygote:
@@ -67,6 +67,8 @@ class _Zygote:
         self.log = os.path.join(self.folder, "zygote.log")
         self.broken: str | None = None
         argv = [command.python, "-m", _ZYGOTE, "--socket", self.socket, "--module", command.module]
+        for name in command.preload:
+            argv += ["--preload", name]
         if owner is not None:
             argv += ["--owner", str(owner)]
         with open(self.log, "wb") as log:
@@ -328,18 +330,20 @@ def _folder(cwd: str | None) -> str:
 
 
 def _key(command: WarmCommand, env: Mapping[str, str], cwd: str) -> _Key:
-    return (command.python, command.module, cwd, tuple(sorted(interpreter_env(env).items())))
+    shaping = tuple(sorted(interpreter_env(env).items()))
+    return (command.python, command.module, command.preload, cwd, shaping)
 
 
 async def start_warm(
-    argv: Sequence[str], env: Mapping[str, str], cwd: str | None
+    argv: Sequence[str], env: Mapping[str, str], cwd: str | None, preload: Sequence[str] = ()
 ) -> WarmChild | str:
-    """Start ``argv`` as a child of a zygote, or say why it must be started cold."""
+    """Start ``argv`` as a child of a zygote (which imported ``preload`` too), or say why it
+    must be started cold."""
     if os.environ.get(SWITCH, "1") == "0":
         return f"warm starts are off ({SWITCH}=0)"
     if not sys.platform.startswith("linux") or not hasattr(os, "pidfd_open"):
         return "warm starts need Linux"
-    command = warm_command(argv)
+    command = warm_command(argv, preload)
     if command is None:
         return "the command is not [python, -m, MODULE, ...]"
     where = _folder(cwd)
@@ -380,6 +384,7 @@ async def _fork(
         {
             "python": command.python,
             "module": command.module,
+            "preload": list(command.preload),
             "args": list(command.args),
             "cwd": cwd,
             "env": dict(env),

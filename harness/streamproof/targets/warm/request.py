@@ -30,19 +30,22 @@ forked from a zygote started with other values would not be what a fresh start m
 
 @dataclass(frozen=True)
 class WarmCommand:
-    """A command of the one form a zygote can become: ``[python, "-m", module, *args]``."""
+    """A command of the one form a zygote can become: ``[python, "-m", module, *args]``, and
+    the modules its zygote imports besides ``module`` (``preload``: what the command imports
+    later anyway, such as a command line's subcommands)."""
 
     python: str
     module: str
     args: tuple[str, ...]
+    preload: tuple[str, ...] = ()
 
 
-def warm_command(argv: Sequence[str]) -> WarmCommand | None:
+def warm_command(argv: Sequence[str], preload: Sequence[str] = ()) -> WarmCommand | None:
     """``argv`` as a :class:`WarmCommand`, or None when it is not ``python -m MODULE ...``
     (an interpreter option, a script, another program: nothing a zygote can be)."""
     if len(argv) < 3 or argv[1] != "-m" or not argv[2] or argv[2].startswith("-"):
         return None
-    return WarmCommand(python=argv[0], module=argv[2], args=tuple(argv[3:]))
+    return WarmCommand(python=argv[0], module=argv[2], args=tuple(argv[3:]), preload=tuple(preload))
 
 
 def interpreter_env(env: Mapping[str, str]) -> dict[str, str]:

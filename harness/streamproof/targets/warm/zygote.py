@@ -1,7 +1,8 @@
 """The zygote: imports a target's module once, then forks a child per start that becomes
 ``python -m MODULE args`` with that start's environment, output and process group.
 
-``python -m streamproof.targets.warm.zygote --socket PATH --module MODULE``. It listens on the
+``python -m streamproof.targets.warm.zygote --socket PATH --module MODULE [--preload M ...]``
+(``--preload``: modules the command imports later anyway, imported here too). It listens on the
 Unix socket ``PATH`` (created under a temporary name and renamed once the module is imported,
 so the socket's existence means ready). Each connection is one start: the harness sends a
 request (:mod:`.request`) with three file descriptors (the child's stdin, stdout and stderr);
@@ -11,13 +12,13 @@ with its process group; when the zygote's stdin closes (the harness is gone) it 
 children's groups and ends.
 
 A child is what a fresh start would be because the zygote refuses every request that differs
-in what an interpreter fixes at start-up (the interpreter, the module, the working folder, the
-``PYTHON*`` and locale variables) and forks only while it is the one thread; the child then
-starts its own session (``start_new_session``), takes the start's descriptors, environment
-and arguments, forgets the imported copy of the module, and runs it as ``__main__`` the way
-``-m`` does. What it shares with the zygote is the modules imported before any start's
-environment was known: a module that reads the environment while it is imported must not be
-started warm (docs/reference/target-files.md#warm-starts).
+in what an interpreter fixes at start-up (the interpreter, the module and its preloads, the
+working folder, the ``PYTHON*`` and locale variables) and forks only while it is the one
+thread; the child then starts its own session (``start_new_session``), takes the start's
+descriptors, environment and arguments, forgets the imported copy of the module, and runs it
+as ``__main__`` the way ``-m`` does. What it shares with the zygote is the modules imported
+before any start's environment was known: a module that reads the environment while it is
+imported must not be started warm (docs/reference/target-files.md#warm-starts).
 """
 
 from __future__ import annotations
@@ -84,13 +85,17 @@ def _read_request(conn: socket.socket) -> tuple[dict[str, object], list[int]]:
     return message, list(fds)
 
 
-def _refusal(message: dict[str, object], module: str, fds: list[int]) -> str | None:
+def _refusal(
+    message: dict[str, object], module: str, preload: list[str], fds: list[int]
+) -> str | None:
     if len(fds) != 3:
         return f"expected 3 file descriptors, got {len(fds)}"
     if message.get("python") != sys.executable:
         return f"the zygote runs {sys.executable}, the command {message.get('python')}"
     if message.get("module") != module:
         return f"the zygote imported {module}, the command runs {message.get('module')}"
+    if message.get("preload", []) != preload:
+        return f"the zygote preloaded {preload}, the command asks for {message.get('preload')}"
     if message.get("cwd") != os.getcwd():
         return f"the zygote runs in {os.getcwd()}, the command in {message.get('cwd')}"
     env = message.get("env")
@@ -110,7 +115,7 @@ def _threads() -> int:
         return threading.active_count()
 
 
-def _serve(listener: socket.socket, module: str, owner: int | None) -> _Request:
+def _serve(listener: socket.socket, module: str, preload: list[str], owner: int | None) -> _Request:
     """Answer starts until the harness (or the owner of a shared zygote) is gone; returns only
     in a forked child."""
     selector = selectors.DefaultSelector()
@@ -128,7 +133,7 @@ def _serve(listener: socket.socket, module: str, owner: int | None) -> _Request:
             what = key.data
             if what == "accept":
                 conn, _ = listener.accept()
-                request = _start(conn, module, selector, children)
+                request = _start(conn, module, preload, selector, children)
                 if request is not None:
                     return request
             elif what == "owner" or (what == "harness" and not os.read(sys.stdin.fileno(), 4096)):
@@ -163,6 +168,7 @@ def _serve(listener: socket.socket, module: str, owner: int | None) -> _Request:
 def _start(
     conn: socket.socket,
     module: str,
+    preload: list[str],
     selector: selectors.BaseSelector,
     children: dict[int, _Child],
 ) -> _Request | None:
@@ -175,7 +181,7 @@ def _start(
             os.close(fd)
         conn.close()
         return None
-    refusal = _refusal(message, module, fds)
+    refusal = _refusal(message, module, preload, fds)
     if refusal is not None:
         _reply(conn, {"refused": refusal})
         for fd in fds:
@@ -241,9 +247,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m streamproof.targets.warm.zygote")
     parser.add_argument("--socket", required=True)
     parser.add_argument("--module", required=True)
+    parser.add_argument(
+        "--preload", action="append", default=[], help="a module to import too (repeatable)"
+    )
     parser.add_argument("--owner", type=int, help="end when this process ends (a shared zygote)")
     args = parser.parse_args(argv)
     importlib.import_module(args.module)
+    for name in args.preload:
+        importlib.import_module(name)
     gc.collect()
     gc.freeze()  # the children's collections leave the zygote's pages shared
     staging = f"{args.socket}.starting"
@@ -251,7 +262,7 @@ def main(argv: list[str] | None = None) -> None:
     listener.bind(staging)
     listener.listen(64)
     os.rename(staging, args.socket)
-    request = _serve(listener, args.module, args.owner)
+    request = _serve(listener, args.module, args.preload, args.owner)
     listener.close()
     _become(request)
 

@@ -1,0 +1,24 @@
+"""What ``streamproof run`` imports, imported at once, for a zygote to import before it forks
+runs (docs/explanation/performance.md#warm-starts): ``streamproof mutants`` and the harness's
+own tests start hundreds of runs, and each spent about a CPU-second importing and setting up
+pytest, aiohttp, pydantic and the suites. Importing this module only imports: it builds no
+rule, registers no plugin and reads no environment."""
+
+from __future__ import annotations
+
+import importlib
+
+import aiohttp  # noqa: F401
+import pytest  # noqa: F401
+import pytest_asyncio.plugin  # noqa: F401
+import yaml  # noqa: F401
+
+import streamproof.cli.run
+import streamproof.cli.run_reports
+import streamproof.plugin
+import streamproof.report.html
+import streamproof.report.runs  # noqa: F401
+from streamproof.suites import SUITES
+
+for _module in SUITES.values():
+    importlib.import_module(_module)
