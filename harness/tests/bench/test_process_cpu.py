@@ -23,6 +23,9 @@ def test_kinds_by_command_line() -> None:
     )
     assert kind_of("/x/.venv/bin/python -m streamproof run scenarios") == "streamproof run"
     assert kind_of("/x/.venv/bin/streamproof run --target t.yaml") == "streamproof run"
+    runs = "/x/python -m streamproof.targets.warm.zygote --socket /z --module streamproof.cli"
+    assert kind_of(runs + " --preload streamproof.cli.preload") == "streamproof run"
+    assert kind_of(runs + "_other") == "Python, other"
     assert kind_of("java -jar target/streamproof-java-client.jar") == "Java"
     assert kind_of("/x/python -u -c import sys;exec(eval(sys.stdin.readline()))") == (
         "pytest worker"
