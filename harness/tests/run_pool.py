@@ -26,12 +26,9 @@ from typing import Any
 
 import pytest
 
-from streamproof.targets.warm.command import run_to_end
+from streamproof.targets.warm.command import RUN_PRELOAD, run_to_end
 
 ROOT = Path(__file__).resolve().parents[2]
-
-RUN_PRELOAD = ("streamproof.cli.preload",)
-"""What the zygote of the runs imports: what a run imports anyway."""
 
 JOBS = int(os.environ.get("STREAMPROOF_TEST_RUN_JOBS", "3"))
 """Runs at once per pool (``STREAMPROOF_TEST_RUN_JOBS``; 1: one after another, as before)."""
@@ -55,9 +52,7 @@ class Run:
         return self.stdout[-out:] + self.stderr[-err:]
 
 
-def streamproof_command(
-    *args: str, timeout: float, env: Mapping[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
+def streamproof_command(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
     """``python -m streamproof.cli ARGS`` from the repository root to its end, its output
     captured, as ``subprocess.run`` gives it; forked from this worker's zygote of ``streamproof``
     (docs/explanation/performance.md#warm-starts), which imported what a run imports."""
@@ -65,7 +60,7 @@ def streamproof_command(
         [sys.executable, "-m", "streamproof.cli", *args],
         cwd=str(ROOT),
         timeout=timeout,
-        env={**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"},
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
         preload=RUN_PRELOAD,
     )
 

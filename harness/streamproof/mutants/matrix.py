@@ -24,12 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from streamproof.targets.warm import sharing
-from streamproof.targets.warm.command import run_to_end
+from streamproof.targets.warm.command import RUN_PRELOAD, run_to_end
 
 ROOT = Path(__file__).resolve().parents[3]
-RUN_PRELOAD = ("streamproof.cli.preload",)
-"""What the zygote of the matrix's runs imports: what each run imports anyway
-(docs/explanation/performance.md#warm-starts)."""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from streamproof.mutants.matrix import (
     failed_requirements,
     run_matrix,
 )
+from streamproof.targets.warm.command import RUN_PRELOAD
 
 GATEWAY = Suite(
     "gateway",
@@ -302,7 +303,7 @@ def test_a_mutant_run_is_streamproof_run_strict_with_its_bug(
         "0.05",
     ]
     assert fake.kwargs["cwd"] == str(mutants.ROOT) and fake.kwargs["timeout"] == 900
-    assert fake.kwargs["preload"] == ("streamproof.cli.preload",)
+    assert fake.kwargs["preload"] == RUN_PRELOAD == ("streamproof.cli.preload",)
     assert (run.suite, run.bug, run.intended, run.failed) == (
         "gateway",
         "no-auth",

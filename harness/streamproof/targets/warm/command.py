@@ -12,10 +12,15 @@ import os
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
+from typing import Final
 
 from streamproof.targets.warm.pool import WarmChild, start_warm
 
-__all__ = ["run_to_end"]
+__all__ = ["RUN_PRELOAD", "run_to_end"]
+
+RUN_PRELOAD: Final = ("streamproof.cli.preload",)
+"""The preload of ``python -m streamproof.cli`` commands: what a ``streamproof run`` imports
+anyway (named, not imported: this layer does not import the command line)."""
 
 _KILLED_WAIT_S = 10.0
 
