@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["MARKER_PLACEHOLDER", "ModelCall", "ToolCall", "is_retry"]
+__all__ = ["MARKER_PLACEHOLDER", "ModelCall", "TlsRefusal", "ToolCall", "is_retry"]
 
 MARKER_PLACEHOLDER = "{{marker}}"
 """Replaced in tool payloads by a per-run secret; the secret must never reach a frame."""
@@ -44,6 +44,19 @@ class ModelCall(BaseModel):
     """The index of the call this one retried (:func:`is_retry`), else ``None``."""
     text_chunk_times: tuple[float, ...] = ()
     """When each chunk of a streamed answer that carries text was written (the clock of ``t``)."""
+
+
+class TlsRefusal(BaseModel):
+    """A TLS handshake a client gave up at a fake's HTTPS port: it does not trust the
+    certificate (only the corporate proxy does), or it left mid-handshake."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    t: float
+    """When the handshake ended (the clock of :attr:`ModelCall.t`)."""
+    peer: str
+    """The client's address, ``host:port``: which connection it was."""
+    reason: str
 
 
 def is_retry(call: ModelCall, previous: ModelCall | None) -> bool:

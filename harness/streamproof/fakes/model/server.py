@@ -14,9 +14,10 @@ from aiohttp import web
 from streamproof.core.durations import TimeScale
 from streamproof.fakes.model.answering import POLL, Answering, answer_response
 from streamproof.fakes.model.call_state import CallState
-from streamproof.fakes.records import ModelCall, is_retry
-from streamproof.fakes.serving import LISTEN_BACKLOG, serve
+from streamproof.fakes.records import ModelCall, TlsRefusal, is_retry
+from streamproof.fakes.serving import serve
 from streamproof.fakes.tls import SelfSignedCert
+from streamproof.fakes.tls_listener import TlsListener
 from streamproof.protocol import gemini
 from streamproof.protocol.gemini import ModelTurn
 
@@ -47,6 +48,8 @@ class FakeModel(Answering):
         self._base_url: str | None = None
         self._tls: SelfSignedCert | None = None
         self._tls_url: str | None = None
+        self._tls_listener: TlsListener | None = None
+        self._refusals: list[TlsRefusal] = []
         self._stopping = False
         self._active = 0
         self._turns: tuple[ModelTurn, ...] = ()
@@ -76,26 +79,34 @@ class FakeModel(Answering):
         """Serve the same fake over HTTPS too, on ``host:port`` (port 0: any free port), with a
         self-signed certificate made now (:class:`~streamproof.fakes.tls.SelfSignedCert`, removed
         on :meth:`close`); returns the ``https://`` base URL. Calls through either URL share one
-        script and one list of records. Once is enough: a second call returns the same URL."""
+        script and one list of records; the handshakes clients gave up are in
+        :attr:`tls_refusals`. Once is enough: a second call returns the same URL."""
         if self._runner is None:
             raise RuntimeError("the fake model is not running; await start() first")
         if self._tls_url is not None:
             return self._tls_url
+        assert self._runner.server is not None
         cert = SelfSignedCert()
-        before = {tuple(a) for a in self._runner.addresses}
-        site = web.TCPSite(
-            self._runner, host, port, ssl_context=cert.server_context(), backlog=LISTEN_BACKLOG
-        )
+        listener = TlsListener(self._runner.server, cert.server_context(), self._refused)
         try:
-            await site.start()
+            bound = await listener.start(host, port)
         except BaseException:
             cert.close()
             raise
-        self._tls = cert
-        bound = next(a[1] for a in self._runner.addresses if tuple(a) not in before)
+        self._tls, self._tls_listener = cert, listener
         shown = f"[{host}]" if ":" in host else host
         self._tls_url = f"https://{shown}:{bound}"
         return self._tls_url
+
+    def _refused(self, peer: str, reason: str) -> None:
+        t = round(time.monotonic() - self._epoch, 4)
+        self._refusals.append(TlsRefusal(t=t, peer=peer, reason=reason))
+
+    @property
+    def tls_refusals(self) -> tuple[TlsRefusal, ...]:
+        """The TLS handshakes clients gave up at the HTTPS port since the last load: a client
+        that does not trust the certificate, which no one but the corporate proxy does."""
+        return tuple(self._refusals)
 
     @property
     def tls_url(self) -> str | None:
@@ -108,6 +119,9 @@ class FakeModel(Answering):
         if runner is None:
             return
         self._stopping = True
+        listener, self._tls_listener = self._tls_listener, None
+        if listener is not None:
+            await listener.close()
         await runner.cleanup()
         self._base_url = None
         self._tls_url = None
@@ -140,6 +154,7 @@ class FakeModel(Answering):
         self._uses = 0
         self._picked = 0
         self._states = []
+        self._refusals = []
         self._epoch = time.monotonic()
         self._keyed = {}
 

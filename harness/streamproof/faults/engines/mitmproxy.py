@@ -353,6 +353,12 @@ class MitmproxyLink:
         """Everything recorded since ``load``, in order."""
         return list(self._addon.records) if self._addon is not None else []
 
+    @property
+    def upstream_addresses(self) -> tuple[str, ...]:
+        """The local address (``host:port``) of each connection the proxy opened upstream
+        since ``load``."""
+        return tuple(self._addon.upstream) if self._addon is not None else ()
+
     def requests_seen(
         self, method: str | None = None, path: str | None = None, rpc: str | None = None
     ) -> int:

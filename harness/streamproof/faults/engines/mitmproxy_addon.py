@@ -70,6 +70,7 @@ with warnings.catch_warnings():
     from mitmproxy import http
     from mitmproxy.connection import Client
     from mitmproxy.master import Master
+    from mitmproxy.proxy.server_hooks import ServerConnectionHookData
     from mitmproxy.tls import TlsData
 
 __all__ = ["PlanAddon"]
@@ -107,6 +108,10 @@ class PlanAddon(ExchangeHandling):
         self._base_path = base_path
         self._state = PlanState(())
         self.records: list[LinkEvent] = []
+        self.upstream: list[str] = []
+        """The local address (``host:port``) of each connection the proxy opened upstream
+        since the plan was loaded: how a fake upstream tells the proxy's connections from
+        those of a client that went past it."""
         self._epoch = time.monotonic()
         self._next_connection = 0
         self._next_request = 0
@@ -128,6 +133,7 @@ class PlanAddon(ExchangeHandling):
     def use_plan(self, faults: Sequence[Fault]) -> None:
         self._state = PlanState(faults)
         self.records = []
+        self.upstream = []
         self._next_request = 0
 
     @property
@@ -191,6 +197,13 @@ class PlanAddon(ExchangeHandling):
                 detail=str(data.conn.error or "the TLS handshake failed"),
             )
         )
+
+    def server_connected(self, data: ServerConnectionHookData) -> None:
+        """mitmproxy awaits this hook before it starts TLS upstream: an upstream handshake
+        that fails is always one of an address already here."""
+        sock = data.server.sockname
+        if self._mine(data.client) and sock:
+            self.upstream.append(f"{sock[0]}:{sock[1]}")
 
     def client_disconnected(self, client: Client) -> None:
         if self._mine(client):

@@ -9,6 +9,8 @@ a scenario; :class:`Links` holds the two of one gateway, started with it and par
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from streamproof.core.capabilities import ScenarioSkipped
 from streamproof.core.durations import TimeScale
 from streamproof.fakes.model import FakeModel
@@ -16,6 +18,9 @@ from streamproof.faults.engines import FaultLink
 from streamproof.faults.engines.pool import EnginePool
 from streamproof.faults.records import LinkEvent
 from streamproof.suites.gateway.scenario import GatewayScenario, ModelPath
+
+if TYPE_CHECKING:
+    from streamproof.faults.engines.mitmproxy import MitmproxyLink
 
 __all__ = ["Links", "choose_engines", "proxy_environment"]
 
@@ -46,6 +51,8 @@ class Links:
         self.pool = pool
         self.scale = scale
         self.by_name: dict[str, FaultLink] = {}
+        self._forward: MitmproxyLink | None = None
+        """The model link when it is a forward proxy (a corporate-proxy path)."""
         self.engines: dict[str, str] = {}
         """The engine of each link in place (the model link's is fixed while the gateway runs:
         the gateway was started with its address)."""
@@ -61,6 +68,7 @@ class Links:
         variables (:func:`proxy_environment`)."""
         engine = await self.pool.get(engine_name)
         model_link: FaultLink
+        self._forward = None
         if model_path == "direct":
             model_link = engine.link("model", model_url, time_scale=self.scale)
             model_env = {"GOOGLE_GEMINI_BASE_URL": await model_link.start()}
@@ -72,7 +80,7 @@ class Links:
             forward = engine.forward_link(
                 "model", time_scale=self.scale, buffer_sse=model_path == "buffering-proxy"
             )
-            model_link = forward
+            model_link = self._forward = forward
             proxy_url = await forward.start()
             model_env = {
                 **proxy_environment(proxy_url, str(engine.ca_cert)),
@@ -102,6 +110,11 @@ class Links:
     def set_epoch(self, t0: float) -> None:
         for link in self.by_name.values():
             link.set_epoch(t0)
+
+    def proxy_upstream(self) -> tuple[str, ...]:
+        """On a proxy path, the local address of each connection the proxy opened to the
+        model since the plan was loaded; else none."""
+        return self._forward.upstream_addresses if self._forward is not None else ()
 
     def events(self) -> dict[str, tuple[LinkEvent, ...]]:
         """What each link recorded so far."""

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from streamproof.core.durations import on_both_clocks
-from streamproof.fakes.records import ModelCall, ToolCall
+from streamproof.fakes.records import ModelCall, TlsRefusal, ToolCall
 from streamproof.faults.records import LinkEvent
 from streamproof.suites.gateway.profiles.wire import FrameMapping, OnDisconnect, ProfileName
 from streamproof.suites.gateway.scenario import GatewayExpect, GatewayLimits, ModelPath
@@ -144,6 +144,13 @@ class GatewayObservation(_Record):
     """Under ``--concurrency``: the sessions' model calls share one model link whose requests
     name no session, so this copy holds none of its records, and whether the proxy carried the
     model calls is judged over every session at once (:mod:`.checks.proxy`)."""
+    model_tls_refusals: tuple[TlsRefusal, ...] = ()
+    """On a proxy path: the TLS handshakes clients gave up at the fake model's HTTPS port,
+    whose certificate no one but the proxy trusts."""
+    proxy_upstream: tuple[str, ...] = ()
+    """On a proxy path: the local address of each connection the proxy opened to the model. A
+    refused handshake from one of them is the proxy's own (it let go of a connection whose
+    request the gateway had dropped), not the gateway's."""
     run_bound_s: float | None = None
     """The run bound the gateway was given (real seconds, ``STREAMPROOF_RUN_TIMEOUT``) when the
     target declares that it honours it; ``None``: no bound to judge against."""

@@ -219,7 +219,8 @@ GATEWAY: list[Requirement] = [
         MUST,
         "On a corporate-proxy path every model call goes through the proxy named by "
         "HTTPS_PROXY, and the gateway trusts the proxy's CA given in SSL_CERT_FILE: no model "
-        "call bypasses it, none fails TLS to it, and at least one reaches the model through it.",
+        "call bypasses it (reaching the model past it, or trying to and failing TLS at the "
+        "model's address) and none fails TLS to it.",
         "streamproof's gateway contract (docs/reference/gateway-contract.md, Through a "
         "corporate proxy), not "
         "the seed: the seed's gateway calls the model itself (runner.runAsync), so the path to "

@@ -28,7 +28,7 @@ from streamproof.core.concurrency import MAX_CONCURRENCY
 from streamproof.core.durations import TimeScale
 from streamproof.core.verdicts import Outcome, Verdict
 from streamproof.fakes.model import FakeModel
-from streamproof.fakes.records import MARKER_PLACEHOLDER, ModelCall, ToolCall
+from streamproof.fakes.records import MARKER_PLACEHOLDER, ModelCall, TlsRefusal, ToolCall
 from streamproof.fakes.tools import FakeTools
 from streamproof.faults.engines import FaultLink
 from streamproof.faults.engines.pool import EnginePool
@@ -201,7 +201,7 @@ class GatewayEnvironment:
             headers,
             scenario.request.text,
             t0,
-            lambda: (tuple(self.model.calls), tuple(self.tools.calls)),
+            lambda: (tuple(self.model.calls), tuple(self.tools.calls), self.model.tls_refusals),
         )
         if turn.disconnected_at is not None or turn.response.end != "clean":
             await self.waits.orphans(scenario, t0)
@@ -246,8 +246,14 @@ class GatewayEnvironment:
         t0 = time.monotonic()
         self.set_epoch(t0)
 
-        def snapshot_for(marker: str) -> tuple[tuple[ModelCall, ...], tuple[ToolCall, ...]]:
-            return tuple(self.model.calls_for(marker)), tool_calls_of(self.tools.calls, marker)
+        def snapshot_for(
+            marker: str,
+        ) -> tuple[tuple[ModelCall, ...], tuple[ToolCall, ...], tuple[TlsRefusal, ...]]:
+            return (
+                tuple(self.model.calls_for(marker)),
+                tool_calls_of(self.tools.calls, marker),
+                (),
+            )
 
         turns = await asyncio.gather(
             *(
@@ -281,8 +287,12 @@ class GatewayEnvironment:
         # The proxy's records name no session: its rule is judged over them all, on what the
         # model link holds now that every session has taken its own snapshot (one turn's
         # snapshot, taken early, may miss a later session's calls).
+        links = self.gateways.links
         (across,) = proxy_honoured_across(
-            [s.observation for s in sessions], self.gateways.links.events().get("model", ())
+            [s.observation for s in sessions],
+            links.events().get("model", ()),
+            self.model.tls_refusals,
+            links.proxy_upstream(),
         )
         merged = [
             across if v.requirement == across.requirement else v
@@ -336,6 +346,8 @@ class GatewayEnvironment:
             history_after_run_error=turn.after_run.error if turn.after_run else None,
             history_after_run_at=turn.after_run.at if turn.after_run else None,
             link_events=turn.link_events,
+            model_tls_refusals=turn.model_tls_refusals,
+            proxy_upstream=turn.proxy_upstream,
             auth_probes=turn.probes,
             auth_declared=self.target.auth_declared,
             scripted_calls=scenario.scripted_calls,

@@ -115,9 +115,16 @@ async def test_the_fake_serves_https_with_a_certificate_made_now_and_removed_on_
     folder = model._tls.folder if model._tls is not None else None
     assert folder is not None and (folder / "key.pem").is_file()
     async with aiohttp.ClientSession() as http:
-        # Nobody trusts it: only a client that does not verify (the proxy) gets through.
+        # Nobody trusts it: only a client that does not verify (the proxy) gets through, and
+        # the fake records the handshake every other client gives up.
         with pytest.raises(aiohttp.ClientConnectorCertificateError):
             await http.post(url + PATH, json=BODY)
+    for _ in range(100):
+        if model.tls_refusals:
+            break
+        await asyncio.sleep(0.02)
+    (refusal,) = model.tls_refusals
+    assert refusal.peer.startswith("127.0.0.1:") and not model.calls
     await model.close()
     assert not folder.exists() and model.tls_url is None
 
@@ -138,6 +145,11 @@ async def test_a_forward_link_intercepts_tls_and_records_every_call(
     assert [r.path for r in requests] == [PATH.split("?")[0]] * 2
     assert [(e.how, e.by) for e in kinds(link.events, "end")] == [("clean", "upstream")] * 2
     assert len(kinds(link.events, "event")) == 6
+    # The proxy's connections to the model: named by their local address, and none of their
+    # handshakes refused (the proxy does not verify the fake's certificate).
+    assert link.upstream_addresses
+    assert all(a.startswith("127.0.0.1:") for a in link.upstream_addresses)
+    assert fake.tls_refusals == ()
     await link.close()
 
 

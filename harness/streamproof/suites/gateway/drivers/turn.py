@@ -12,7 +12,7 @@ from typing import Any
 
 import aiohttp
 
-from streamproof.fakes.records import ModelCall, ToolCall
+from streamproof.fakes.records import ModelCall, TlsRefusal, ToolCall
 from streamproof.faults.records import LinkEvent
 from streamproof.suites.gateway.drivers.auth import auth_probes
 from streamproof.suites.gateway.drivers.chat import browser_left, chat_request, stream_chat
@@ -27,8 +27,10 @@ from streamproof.suites.gateway.target.waits import Waits
 
 __all__ = ["Snapshot", "Turn", "TurnDriver"]
 
-Snapshot = Callable[[], tuple[tuple[ModelCall, ...], tuple[ToolCall, ...]]]
-"""Reads one turn's model and tool calls (of its session, under ``--concurrency``)."""
+Snapshot = Callable[[], tuple[tuple[ModelCall, ...], tuple[ToolCall, ...], tuple[TlsRefusal, ...]]]
+"""Reads one turn's model and tool calls (of its session, under ``--concurrency``) and the
+TLS handshakes refused at the fake model (none per session under ``--concurrency``: a
+refusal names no session)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,8 @@ class Turn:
     model_calls: tuple[ModelCall, ...]
     tool_calls: tuple[ToolCall, ...]
     link_events: dict[str, tuple[LinkEvent, ...]]
+    model_tls_refusals: tuple[TlsRefusal, ...]
+    proxy_upstream: tuple[str, ...]
     probes: tuple[AuthProbe, ...] | None
     stream_wait: float
     request_text: str
@@ -132,8 +136,9 @@ class TurnDriver:
                 history, history_error = await read_history(http, history_endpoint, headers)
             # Snapshot before the auth probes: a gateway that wrongly accepts a probe would
             # start another run, and its model calls are not part of this turn.
-            model_calls, tool_calls = snapshot()
+            model_calls, tool_calls, refusals = snapshot()
             link_events = links.events()
+            proxy_upstream = links.proxy_upstream()
             probes = None
             if scenario.expect.auth and self.target.auth_declared:
                 probes = await auth_probes(http, gateway, session_id, self.target)
@@ -149,6 +154,8 @@ class TurnDriver:
             model_calls=model_calls,
             tool_calls=tool_calls,
             link_events=link_events,
+            model_tls_refusals=refusals,
+            proxy_upstream=proxy_upstream,
             probes=probes,
             stream_wait=stream_wait,
             request_text=text,

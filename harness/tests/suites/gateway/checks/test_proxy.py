@@ -11,6 +11,7 @@ from harness.tests.suites.gateway.observations import (
     assert_passes,
     worked_example,
 )
+from streamproof.fakes.records import TlsRefusal
 from streamproof.faults.records import LinkEvent
 from streamproof.suites.gateway.checks.proxy import proxy_honoured_across, proxy_honoured_verdicts
 
@@ -52,13 +53,51 @@ def test_a_model_call_past_the_proxy_fails_naming_it() -> None:
     )
 
 
-def test_a_gateway_that_ignores_the_proxy_reaches_nothing_and_fails() -> None:
-    obs = _proxied((), model_calls=())
+def _refused(
+    peer: str, reason: str = "the client closed the connection during the handshake"
+) -> TlsRefusal:
+    return TlsRefusal(t=0.2, peer=peer, reason=reason)
+
+
+def test_a_gateway_that_ignores_the_proxy_gives_up_tls_at_the_model_and_fails() -> None:
+    obs = _proxied((), model_calls=(), model_tls_refusals=(_refused("127.0.0.1:51000"),))
     assert_fails(
         proxy_honoured_verdicts(obs),
         RID,
-        "no model call went through the proxy: the proxy saw no connection at all",
-        "goes straight to GOOGLE_GEMINI_BASE_URL",
+        "1 connection(s) went straight to the model's HTTPS address (GOOGLE_GEMINI_BASE_URL), "
+        "past the proxy, and gave up the TLS handshake there (first from 127.0.0.1:51000 at "
+        "0.20s: the client closed the connection during the handshake)",
+        "the gateway ignores HTTPS_PROXY",
+    )
+
+
+def test_a_refusal_counts_against_the_gateway_even_when_other_calls_took_the_proxy() -> None:
+    obs = _proxied(
+        _through(MODEL_PATH, MODEL_PATH),
+        model_tls_refusals=(_refused("127.0.0.1:51000", "TLS error: TLSV1_ALERT_UNKNOWN_CA"),),
+    )
+    assert_fails(proxy_honoured_verdicts(obs), RID, "TLSV1_ALERT_UNKNOWN_CA")
+
+
+def test_a_handshake_the_proxy_itself_gave_up_is_not_the_gateways() -> None:
+    """The proxy lets go of its connection to the model mid-handshake when the gateway drops
+    the request it carried: that refusal comes from one of the proxy's own addresses."""
+    obs = _proxied(
+        _through(MODEL_PATH, MODEL_PATH),
+        model_tls_refusals=(_refused("127.0.0.1:52000"),),
+        proxy_upstream=("127.0.0.1:51999", "127.0.0.1:52000"),
+    )
+    assert_passes(proxy_honoured_verdicts(obs), RID)
+
+
+def test_nothing_through_the_proxy_and_nothing_past_it_is_not_judged() -> None:
+    """A correct gateway under load that had not yet called the model when its run bound
+    ended the scenario: no evidence either way, so no verdict (and never a pass)."""
+    obs = _proxied((_event("connect"),), model_calls=())
+    assert_not_applicable(
+        proxy_honoured_verdicts(obs),
+        RID,
+        "no model call reached the proxy or the model, and none was seen going past the proxy",
     )
 
 
@@ -109,8 +148,10 @@ def test_under_concurrency_calls_the_proxy_never_carried_fail() -> None:
         "reached the model without going",
     )
     nothing = [s.model_copy(update={"model_calls": ()}) for s in sessions]
+    assert_not_applicable(proxy_honoured_across(nothing, ()), RID, "no model call reached")
+    refused = (_refused("127.0.0.1:51000"), _refused("127.0.0.1:51001"))
     assert_fails(
-        proxy_honoured_across(nothing, ()),
+        proxy_honoured_across(nothing, (), refused, ("127.0.0.1:40000",)),
         RID,
-        "no model call went through the proxy: the proxy saw no connection at all",
+        "2 connection(s) went straight to the model's HTTPS address",
     )
