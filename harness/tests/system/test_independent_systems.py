@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -469,11 +470,12 @@ def judged_passing(report: Report) -> set[str]:
 
 
 def rest_runs_made(report_dir: Path) -> dict[str, Outcome]:
-    """The REST client's two runs of the bundled suite, one after the other."""
-    return {
-        "suite": run_rest(report_dir / "suite"),
-        "concurrent": run_rest(report_dir / "concurrent", "--concurrency", "3"),
-    }
+    """The REST client's two runs of the bundled suite, at once: each waits on its scripts
+    (the longest plan of the module, started first)."""
+    with ThreadPoolExecutor(2, thread_name_prefix="rest-client") as both:
+        suite = both.submit(run_rest, report_dir / "suite")
+        concurrent = both.submit(run_rest, report_dir / "concurrent", "--concurrency", "3")
+        return {"suite": suite.result(), "concurrent": concurrent.result()}
 
 
 REST = Shared("rest-client", rest_runs_made)
@@ -560,7 +562,14 @@ def _suite(scenarios: Path | Sequence[Path], target: str) -> Plan:
 
 
 PLANS: dict[str, Plan | Shared] = {
-    # the whole suites first
+    # the whole suites first, the longest (the REST client's two) at their head
+    "test_rest_client_passes_every_scenario_it_runs": REST,
+    "test_rest_client_gets_one_rest_run_per_scenario_and_skips_exactly_what_it_cannot_serve": REST,
+    "test_rest_client_fails_nothing_under_concurrency": REST,
+    "test_every_a2a_client_must_is_judged_on_the_rest_client": REST,
+    "test_retries_that_outlast_the_run_bound_end_with_its_error_frame": _suite(
+        GATEWAY_SCENARIOS / "model_http_error.yaml", "late-gateway-java-backoff.yaml"
+    ),
     "test_minimal_gateway_fails_no_must": MINIMAL,
     "test_minimal_gateway_skips_what_it_does_not_serve": MINIMAL,
     "test_late_gateway_fails_no_must": LATE,
@@ -573,13 +582,6 @@ PLANS: dict[str, Plan | Shared] = {
         GATEWAY_SCENARIOS, "broken-history-gateway.yaml"
     ),
     "test_error_only_client_fails": _suite(CLIENT_SCENARIOS, "error-only-client.yaml"),
-    "test_rest_client_passes_every_scenario_it_runs": REST,
-    "test_rest_client_gets_one_rest_run_per_scenario_and_skips_exactly_what_it_cannot_serve": REST,
-    "test_rest_client_fails_nothing_under_concurrency": REST,
-    "test_every_a2a_client_must_is_judged_on_the_rest_client": REST,
-    "test_retries_that_outlast_the_run_bound_end_with_its_error_frame": _suite(
-        GATEWAY_SCENARIOS / "model_http_error.yaml", "late-gateway-java-backoff.yaml"
-    ),
     "test_a_gateway_with_its_own_frame_names_passes_through_its_mapping": _suite(
         MAPPED_SCENARIOS, "mapped-gateway.yaml"
     ),
