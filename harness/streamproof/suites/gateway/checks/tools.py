@@ -14,10 +14,12 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 
+from streamproof.core.durations import on_both_clocks
 from streamproof.core.requirements import from_violations, not_applicable
 from streamproof.core.texts import compress, short
 from streamproof.core.verdicts import Verdict
 from streamproof.suites.gateway.checks.link_faults import link_faulted_calls
+from streamproof.suites.gateway.checks.run_bound import open_at_bound
 from streamproof.suites.gateway.checks.stream import ended_with_done, label, no_stream, payload_dict
 from streamproof.suites.gateway.observation import Frame, GatewayObservation, ModelCall
 
@@ -266,7 +268,9 @@ def llm_budget_verdicts(obs: GatewayObservation) -> list[Verdict]:
     maxLlmCalls defaults to 500; set a budget suited to an interactive request." The seed's
     controller sets ``setMaxLlmCalls(20)``. Judged when the model's script could outrun the
     scenario's budget (a turn repeated ``forever``) or the gateway made more calls than the
-    budget; how the stopped run ends is GW-ERROR-FRAME's and GW-STREAM-TERMINAL's rule.
+    budget, and not when the gateway's declared run bound ended the loop before it made more
+    calls than the budget (nothing then shows whether a budget is set); how the stopped run
+    ends is GW-ERROR-FRAME's and GW-STREAM-TERMINAL's rule.
     """
     rid = "GW-LLM-BUDGET"
     calls, budget = len(obs.model_calls), obs.limits.model_calls
@@ -278,6 +282,18 @@ def llm_budget_verdicts(obs: GatewayObservation) -> list[Verdict]:
                 rid,
                 f"not judged: {calls} model call(s), and the model's script ends within the "
                 f"budget of {budget}: no runaway loop to stop",
+            )
+        ]
+    bound = open_at_bound(obs)
+    if calls <= budget and bound is not None:
+        # The gateway's own run bound ended the loop first: whether a budget would have
+        # stopped it cannot be seen (a slow machine loops fewer times before the bound).
+        return [
+            not_applicable(
+                rid,
+                f"not judged: the gateway's run bound of {on_both_clocks(bound, obs.time_scale)} "
+                f"ended the loop after {calls} model call(s), before the budget of {budget} "
+                "could show whether one is set",
             )
         ]
     problems: list[str] = []

@@ -290,6 +290,31 @@ def test_how_a_stopped_loop_ends_is_not_the_budgets_rule() -> None:
     assert_fails(stream_terminal_verdicts(obs), "GW-STREAM-TERMINAL", "not done or error")
 
 
+def test_a_loop_the_run_bound_ended_before_the_budget_is_not_judged() -> None:
+    """A gateway without a budget, on a machine slow enough that its bound came first, makes
+    no more calls than one with a budget: nothing to tell them apart, so no pass."""
+    obs = budget_stopped(30).model_copy(
+        update={
+            "run_bound_s": 6.0,
+            "response": ChatResponse(
+                status=200, content_type="text/event-stream", end="clean", elapsed=6.3
+            ),
+        }
+    )
+    assert_not_applicable(
+        llm_budget_verdicts(obs),
+        "GW-LLM-BUDGET",
+        "ended the loop after 30 model call(s), before the budget of 50 could show whether "
+        "one is set",
+    )
+    # Past the budget before the bound came, it fails all the same.
+    over = budget_stopped(51).model_copy(update={"run_bound_s": 6.0, "response": obs.response})
+    assert_fails(llm_budget_verdicts(over), "GW-LLM-BUDGET", "51 model calls")
+    # Stopped before its bound: the budget did it.
+    early = obs.model_copy(update={"response": obs.response.model_copy(update={"elapsed": 2.0})})
+    assert_passes(llm_budget_verdicts(early), "GW-LLM-BUDGET")
+
+
 def test_the_budget_is_judged_even_without_a_stream() -> None:
     broken = ChatResponse(status=502, content_type="text/html", end="not-sse")
     over = observation(response=broken, model_calls=tuple(model_call(i) for i in range(51)))
