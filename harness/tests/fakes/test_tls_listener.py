@@ -17,24 +17,39 @@ from streamproof.fakes.tls import SelfSignedCert
 from streamproof.fakes.tls_listener import TlsListener
 
 
+class _Served:
+    """An aiohttp app behind a :class:`TlsListener`, and the refusals it reported."""
+
+    def __init__(self) -> None:
+        self.refused: list[tuple[str, str]] = []
+        self.cert = SelfSignedCert()
+
+    async def start(self) -> int:
+        async def hello(request: web.Request) -> web.Response:
+            return web.Response(text=f"hello over {request.scheme}")
+
+        app = web.Application()
+        app.router.add_get("/", hello)
+        self.runner = web.AppRunner(app)
+        await self.runner.setup()
+        assert self.runner.server is not None
+        self.listener = TlsListener(
+            self.runner.server, self.cert.server_context(), lambda *r: self.refused.append(r)
+        )
+        return await self.listener.start("127.0.0.1", 0)
+
+    async def close(self) -> None:
+        await asyncio.wait_for(self.listener.close(), 2.0)
+        await self.runner.cleanup()
+        self.cert.close()
+
+
 @pytest.fixture
 async def served() -> AsyncIterator[tuple[int, list[tuple[str, str]], SelfSignedCert]]:
-    async def hello(request: web.Request) -> web.Response:
-        return web.Response(text=f"hello over {request.scheme}")
-
-    app = web.Application()
-    app.router.add_get("/", hello)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    assert runner.server is not None
-    cert = SelfSignedCert()
-    refused: list[tuple[str, str]] = []
-    listener = TlsListener(runner.server, cert.server_context(), lambda *r: refused.append(r))
-    port = await listener.start("127.0.0.1", 0)
-    yield port, refused, cert
-    await listener.close()
-    await runner.cleanup()
-    cert.close()
+    server = _Served()
+    port = await server.start()
+    yield port, server.refused, server.cert
+    await server.close()
 
 
 async def _refusals(refused: list[tuple[str, str]], n: int) -> list[tuple[str, str]]:
@@ -87,21 +102,13 @@ async def test_a_refusal_names_the_client_connections_own_address(
 
 
 async def test_close_does_not_wait_for_a_handshake_that_never_comes() -> None:
-    app = web.Application()
-    runner = web.AppRunner(app)
-    await runner.setup()
-    assert runner.server is not None
-    cert = SelfSignedCert()
-    refused: list[tuple[str, str]] = []
-    listener = TlsListener(runner.server, cert.server_context(), lambda *r: refused.append(r))
-    port = await listener.start("127.0.0.1", 0)
+    server = _Served()
+    port = await server.start()
     _, writer = await asyncio.open_connection("127.0.0.1", port)  # and says nothing
     await asyncio.sleep(0.05)
-    await asyncio.wait_for(listener.close(), 2.0)
-    await runner.cleanup()
-    cert.close()
+    await server.close()  # bounded: within 2 s
     writer.close()
-    assert refused == []  # abandoned by the listener, not refused by the client
+    assert server.refused == []  # abandoned by the listener, not refused by the client
 
 
 async def test_a_fakes_load_forgets_the_refusals() -> None:
@@ -118,6 +125,6 @@ async def test_a_fakes_load_forgets_the_refusals() -> None:
             await asyncio.sleep(0.02)
         assert len(model.tls_refusals) == 1 and model.tls_refusals[0].t >= 0
         model.load([])
-        assert model.tls_refusals == ()
+        assert not model.tls_refusals
     finally:
         await model.close()

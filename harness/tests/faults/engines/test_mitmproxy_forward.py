@@ -149,7 +149,7 @@ async def test_a_forward_link_intercepts_tls_and_records_every_call(
     # handshakes refused (the proxy does not verify the fake's certificate).
     assert link.upstream_addresses
     assert all(a.startswith("127.0.0.1:") for a in link.upstream_addresses)
-    assert fake.tls_refusals == ()
+    assert not fake.tls_refusals
     await link.close()
 
 
