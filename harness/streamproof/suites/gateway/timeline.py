@@ -40,8 +40,9 @@ def _rounded(item: TimelineItem) -> TimelineItem:
 def timeline(observation: GatewayObservation, verdicts: Sequence[Verdict]) -> Timeline:
     """The gateway scenario's timeline: the chat request, each model call and its answer, tool
     calls, the history read, every SSE frame the browser got (runs of one type merged into a
-    burst), what the links did, how the response ended, the browser leaving, the gateway's run
-    bound, and each failed or unmet requirement at its ``at`` (else at the end of the run).
+    burst), the handshakes given up at the model past the proxy, what the links did, how the
+    response ended, the browser leaving, the gateway's run bound, and each failed or unmet
+    requirement at its ``at`` (else at the end of the run).
     Frames of a data-only wire (AG-UI, the AI SDK) are named by their type."""
     obs = profile(observation.profile).wire(observation)
     # The browser always talks through the browser link; it is a party of the story only when
@@ -80,6 +81,19 @@ def timeline(observation: GatewayObservation, verdicts: Sequence[Verdict]) -> Ti
             detail=f"answered {c.status}",
         )
         for c in obs.tool_calls
+    ]
+    proxy_own = set(obs.proxy_upstream)
+    items += [
+        TimelineItem(
+            kind="arrow",
+            t=r.t,
+            lane="gateway",
+            to="model",
+            label="TLS given up, past the proxy",
+            detail=f"from {r.peer}: {clip(r.reason, 60)}",
+        )
+        for r in obs.model_tls_refusals
+        if r.peer not in proxy_own
     ]
     if browser_link:
         items += link_fault_items(obs.link_events["browser"], "browser-link")

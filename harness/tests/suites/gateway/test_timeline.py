@@ -14,6 +14,7 @@ from typing import Any
 from harness.tests.conftest import require_module
 from streamproof.core.timeline import Timeline, TimelineItem
 from streamproof.core.verdicts import Outcome, Verdict
+from streamproof.fakes.records import TlsRefusal
 from streamproof.faults.records import FaultRef, LinkEvent
 from streamproof.suites.gateway.observation import ChatResponse, GatewayObservation
 from streamproof.suites.gateway.profiles.registry import check_gateway
@@ -160,6 +161,22 @@ def test_the_browser_link_gets_its_own_lane_only_when_a_fault_fired_on_it() -> N
     assert [lane.id for lane in tl.lanes][:3] == ["browser", "browser-link", "gateway"]
     (mark,) = [i for i in _kinds(tl, "mark") if i.lane == "browser-link"]
     assert (mark.t, mark.label) == (0.1, "split")
+
+
+def test_a_handshake_given_up_past_the_proxy_is_an_arrow_to_the_model() -> None:
+    """The proxy's own connections are not drawn: they are not the gateway's."""
+    refusals = (
+        TlsRefusal(t=0.3, peer="127.0.0.1:51000", reason="the client closed the connection"),
+        TlsRefusal(t=0.4, peer="127.0.0.1:52000", reason="the client closed the connection"),
+    )
+    obs = worked_example(
+        model_path="forward-proxy",
+        model_tls_refusals=refusals,
+        proxy_upstream=("127.0.0.1:52000",),
+    )
+    (arrow,) = [a for a in _kinds(timeline(obs, []), "arrow") if a.label.startswith("TLS")]
+    assert (arrow.t, arrow.lane, arrow.to) == (0.3, "gateway", "model")
+    assert arrow.detail == "from 127.0.0.1:51000: the client closed the connection"
 
 
 def test_the_browser_leaving_is_a_cut_and_no_stream_end_is_claimed() -> None:
