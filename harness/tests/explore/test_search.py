@@ -40,8 +40,12 @@ def _explore(opts: Options) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-FAST_BUDGET_S = 55.0
-"""The fast subset's search budget per mutant: under a minute each."""
+FAST_BUDGET_S = 150.0
+"""The search budget per mutant: a ceiling, not the time taken, since a search ends at its
+finding. With seed 1 the gateway mutant is found at about the 27th example, 36 to 40 s on this
+project's 2-core machine beside other work; at 55 s a loaded machine could run out of budget
+first (seed 3 did not find it within 55 s at all), a failure that would say nothing about the
+search."""
 
 
 def test_finds_resend_on_drop_and_writes_a_single_fault_reproducer(tmp_path: Path) -> None:
