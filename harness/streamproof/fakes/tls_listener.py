@@ -61,7 +61,8 @@ class TlsListener:
         if self._upgrades:
             await asyncio.gather(*self._upgrades, return_exceptions=True)
 
-    def _upgrade(self, transport: asyncio.Transport) -> None:
+    def upgrade(self, transport: asyncio.Transport) -> None:
+        """Take ``transport``, just accepted, through its TLS handshake."""
         task = asyncio.get_running_loop().create_task(self._handshake(transport))
         self._upgrades.add(task)
         task.add_done_callback(self._upgrades.discard)
@@ -80,7 +81,7 @@ class TlsListener:
         except asyncio.CancelledError:
             transport.abort()
             raise
-        except (OSError, TimeoutError, ConnectionError) as exc:  # ssl.SSLError is an OSError
+        except OSError as exc:  # an SSLError, a reset, the handshake's timeout
             transport.abort()
             self._on_refused(peer, _why(exc))
             return
@@ -100,7 +101,7 @@ class _Accepted(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         transport.pause_reading()
-        self._listener._upgrade(transport)
+        self._listener.upgrade(transport)
 
     def data_received(self, data: bytes) -> None:  # reading is paused: never called
         raise AssertionError("bytes before the TLS upgrade")
