@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 import pytest
@@ -22,6 +22,7 @@ import pytest
 from streamproof.fakes.model import FakeModel
 from streamproof.fakes.tools import FakeTools
 from streamproof.protocol.gemini import ModelTurn
+from streamproof.targets.warm.pool import WarmChild, start_warm
 
 
 def skip_without_adk() -> None:
@@ -154,10 +155,54 @@ class Chat:
 # --- the gateway process ---------------------------------------------------------------------
 
 
+class GatewayProcess(Protocol):
+    """What the tests use of a gateway process: an ordinary one or a warm start's child."""
+
+    pid: int
+    stdout: asyncio.StreamReader | None
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def wait(self) -> int: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+
+class _Warm:
+    """A warm start's child as a :class:`GatewayProcess`, its stderr copied to a file as it
+    comes (where an ordinary start writes it directly)."""
+
+    def __init__(self, child: WarmChild, stderr_path: Path) -> None:
+        self._child = child
+        self.pid = child.pid
+        self.stdout: asyncio.StreamReader | None = child.stdout
+        self._copy = asyncio.create_task(_copy(child.stderr, stderr_path))
+
+    @property
+    def returncode(self) -> int | None:
+        return self._child.returncode
+
+    async def wait(self) -> int:
+        code = await self._child.wait()
+        await self._copy
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        os.kill(self.pid, sig)
+
+
+async def _copy(reader: asyncio.StreamReader, path: Path) -> None:
+    with path.open("ab") as out:
+        while chunk := await reader.read(65536):
+            out.write(chunk)
+            out.flush()
+
+
 @dataclass
 class Gateway:
     url: str
-    proc: asyncio.subprocess.Process
+    proc: GatewayProcess
     stderr_path: Path
 
     async def chat(
@@ -196,9 +241,7 @@ class Gateway:
                 await asyncio.wait_for(self.proc.wait(), 10)
             except TimeoutError:
                 os.killpg(self.proc.pid, signal.SIGKILL)
-                await self.proc.wait()
-        assert self.proc.returncode is not None
-        return self.proc.returncode
+        return await self.proc.wait()  # a warm child's stderr is then in its file, whole
 
 
 async def start_gateway(
@@ -207,7 +250,12 @@ async def start_gateway(
     *,
     bug: str | None = None,
     env: Mapping[str, str] | None = None,
+    warm: bool = True,
 ) -> Gateway:
+    """A reference gateway process on the fakes. ``warm``: forked from a zygote that imported
+    the server module once per test worker, as ``streamproof run`` starts it (its target
+    declares ``warm_start``); ``False``: started the ordinary way, for the tests of the process
+    itself."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("STREAMPROOF_", "ADK_"))}
     clean.update(
         PORT="0",
@@ -225,15 +273,20 @@ async def start_gateway(
         "streamproof.suites.gateway.reference.server",
         *(["--bug", bug] if bug else []),
     ]
-    proc = await asyncio.create_subprocess_exec(
-        *args,
-        cwd=REPO,
-        env=clean,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=fd,
-        start_new_session=True,
-    )
+    child = await start_warm(args, clean, str(REPO)) if warm else None
+    proc: GatewayProcess
+    if isinstance(child, WarmChild):
+        proc = _Warm(child, Path(stderr_name))
+    else:
+        proc = await asyncio.create_subprocess_exec(
+            *args,
+            cwd=REPO,
+            env=clean,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=fd,
+            start_new_session=True,
+        )
     os.close(fd)
     gateway = Gateway("", proc, Path(stderr_name))
     assert proc.stdout is not None

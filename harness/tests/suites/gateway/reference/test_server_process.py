@@ -389,7 +389,7 @@ async def test_run_timeout_cancels_and_sigterm_cleans_up(
     """A turn past STREAMPROOF_RUN_TIMEOUT ends with a TIMEOUT frame and a closed model stream;
     SIGTERM mid-stream ends the open stream with a terminal frame, exits 0, removes the DB."""
     gateway = await start_gateway(
-        model, tools, env={"STREAMPROOF_RUN_TIMEOUT": "3", "TMPDIR": str(tmp_path)}
+        model, tools, env={"STREAMPROOF_RUN_TIMEOUT": "3", "TMPDIR": str(tmp_path)}, warm=False
     )
     try:
         assert listing(tmp_path) != []  # the temp dir of the default SQLite file
