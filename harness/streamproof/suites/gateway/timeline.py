@@ -71,26 +71,11 @@ def timeline(observation: GatewayObservation, verdicts: Sequence[Verdict]) -> Ti
     ]
     items += _frame_marks(obs)
     items += _model_items(obs.model_calls)
-    items += [
-        TimelineItem(
-            kind="arrow",
-            t=c.t,
-            lane="gateway",
-            to="tools",
-            label=c.tool,
-            detail=f"answered {c.status}",
-        )
-        for c in obs.tool_calls
-    ]
+    items += [_from_gateway(c.t, "tools", c.tool, f"answered {c.status}") for c in obs.tool_calls]
     proxy_own = set(obs.proxy_upstream)
     items += [
-        TimelineItem(
-            kind="arrow",
-            t=r.t,
-            lane="gateway",
-            to="model",
-            label="TLS given up, past the proxy",
-            detail=f"from {r.peer}: {clip(r.reason, 60)}",
+        _from_gateway(
+            r.t, "model", "TLS given up, past the proxy", f"from {r.peer}: {clip(r.reason, 60)}"
         )
         for r in obs.model_tls_refusals
         if r.peer not in proxy_own
@@ -108,6 +93,10 @@ def timeline(observation: GatewayObservation, verdicts: Sequence[Verdict]) -> Ti
         time_scale=obs.time_scale,
         horizon_s=obs.limits.run_timeout,
     ).capped()
+
+
+def _from_gateway(t: float, to: str, label: str, detail: str) -> TimelineItem:
+    return TimelineItem(kind="arrow", t=t, lane="gateway", to=to, label=label, detail=detail)
 
 
 def _frame_marks(obs: GatewayObservation) -> list[TimelineItem]:

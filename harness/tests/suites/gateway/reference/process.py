@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -244,6 +244,26 @@ class Gateway:
         return await self.proc.wait()  # a warm child's stderr is then in its file, whole
 
 
+async def spawn(
+    args: Sequence[str], env: Mapping[str, str], stderr_path: Path, *, warm: bool = True
+) -> GatewayProcess:
+    """A gateway's process, its stderr appended to ``stderr_path``: forked from a zygote when
+    ``warm`` and it can be, else started the ordinary way (its own process group either way)."""
+    child = await start_warm(args, env, str(REPO)) if warm else None
+    if isinstance(child, WarmChild):
+        return _Warm(child, stderr_path)
+    with stderr_path.open("ab") as err:
+        return await asyncio.create_subprocess_exec(
+            *args,
+            cwd=REPO,
+            env=dict(env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=err,
+            start_new_session=True,
+        )
+
+
 async def start_gateway(
     model: FakeModel,
     tools: FakeTools,
@@ -273,21 +293,8 @@ async def start_gateway(
         "streamproof.suites.gateway.reference.server",
         *(["--bug", bug] if bug else []),
     ]
-    child = await start_warm(args, clean, str(REPO)) if warm else None
-    proc: GatewayProcess
-    if isinstance(child, WarmChild):
-        proc = _Warm(child, Path(stderr_name))
-    else:
-        proc = await asyncio.create_subprocess_exec(
-            *args,
-            cwd=REPO,
-            env=clean,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=fd,
-            start_new_session=True,
-        )
     os.close(fd)
+    proc = await spawn(args, clean, Path(stderr_name), warm=warm)
     gateway = Gateway("", proc, Path(stderr_name))
     assert proc.stdout is not None
     try:

@@ -21,6 +21,7 @@ import pytest_asyncio
 pytest.importorskip("google.adk")
 
 from harness.tests.suites.gateway.reference.events import ANSWER, MARKER
+from harness.tests.suites.gateway.reference.process import GatewayProcess, spawn
 from streamproof.fakes.model import FakeModel
 from streamproof.fakes.tools import FakeTools
 from streamproof.protocol.gemini import ModelTurn
@@ -38,7 +39,7 @@ PAYLOADS = {"lookupOrder": {"status": "shipped", "eta": "Monday", "secret": "{{m
 
 
 class Gateway:
-    def __init__(self, url: str, proc: asyncio.subprocess.Process, wire: str, stderr: Path) -> None:
+    def __init__(self, url: str, proc: GatewayProcess, wire: str, stderr: Path) -> None:
         self.url, self.proc, self.wire, self.stderr = url, proc, wire, stderr
 
     def request(self, session: str, text: str = QUESTION) -> tuple[str, dict[str, Any]]:
@@ -88,9 +89,7 @@ class Gateway:
                 await asyncio.wait_for(self.proc.wait(), 15)
             except TimeoutError:
                 os.killpg(self.proc.pid, signal.SIGKILL)
-                await self.proc.wait()
-        assert self.proc.returncode is not None
-        return self.proc.returncode
+        return await self.proc.wait()  # a warm child's stderr is then in its file, whole
 
 
 def data_events(body: str) -> list[Any]:
@@ -156,19 +155,9 @@ async def gateways(
                 STREAMPROOF_TOOL_URL=tools.base_url,
                 PYTHONUNBUFFERED="1",
             )
-            argv = ["-m", "streamproof.suites.gateway.reference.server", "--wire", wire, *extra]
+            argv = [sys.executable, "-m", "streamproof.suites.gateway.reference.server"]
             stderr = logs / f"{'-'.join(key)}.log"
-            with stderr.open("wb") as err:
-                proc = await asyncio.create_subprocess_exec(
-                    sys.executable,
-                    *argv,
-                    cwd=REPO,
-                    env=env,
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=err,
-                    start_new_session=True,
-                )
+            proc = await spawn([*argv, "--wire", wire, *extra], env, stderr)
             assert proc.stdout is not None
             line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
             assert "listening on " in line, line
