@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from aiohttp import web
 
+from streamproof.core.addresses import address
 from streamproof.fakes.serving import LISTEN_BACKLOG
 
 __all__ = ["HANDSHAKE_TIMEOUT", "TlsListener"]
@@ -68,7 +69,7 @@ class TlsListener:
         task.add_done_callback(self._upgrades.discard)
 
     async def _handshake(self, transport: asyncio.Transport) -> None:
-        peer = _address(transport.get_extra_info("peername"))
+        peer = address(transport.get_extra_info("peername")) or "unknown"
         handler = self._server()
         try:
             secure = await asyncio.get_running_loop().start_tls(
@@ -107,18 +108,11 @@ class _Accepted(asyncio.Protocol):
         raise AssertionError("bytes before the TLS upgrade")
 
 
-def _address(peer: object) -> str:
-    """``host:port``, as a fault link writes a connection's address."""
-    if isinstance(peer, tuple) and len(peer) >= 2:
-        return f"{peer[0]}:{peer[1]}"
-    return "unknown"
-
-
-def _why(exc: BaseException) -> str:
+def _why(exc: OSError) -> str:
     if isinstance(exc, ssl.SSLError):
         return f"TLS error: {exc.reason or exc}"
-    if isinstance(exc, TimeoutError):
-        return f"the handshake did not finish within {HANDSHAKE_TIMEOUT:g} s"
+    if isinstance(exc, ConnectionAbortedError):  # asyncio's own: the handshake timed out
+        return f"the handshake was aborted: {exc}"
     if isinstance(exc, ConnectionError):
         return "the client closed the connection during the handshake"
     return f"{type(exc).__name__}: {exc}"

@@ -12,6 +12,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from streamproof.fakes import tls_listener
 from streamproof.fakes.model import FakeModel
 from streamproof.fakes.tls import SelfSignedCert
 from streamproof.fakes.tls_listener import TlsListener
@@ -109,6 +110,21 @@ async def test_close_does_not_wait_for_a_handshake_that_never_comes() -> None:
     await server.close()  # bounded: within 2 s
     writer.close()
     assert server.refused == []  # abandoned by the listener, not refused by the client
+
+
+async def test_a_client_that_never_finishes_its_handshake_is_refused_at_the_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(tls_listener, "HANDSHAKE_TIMEOUT", 0.2)
+    server = _Served()
+    port = await server.start()
+    _, writer = await asyncio.open_connection("127.0.0.1", port)  # and says nothing
+    try:
+        ((_, reason),) = await _refusals(server.refused, 1)
+        assert reason.startswith("the handshake was aborted: "), reason
+    finally:
+        writer.close()
+        await server.close()
 
 
 async def test_a_fakes_load_forgets_the_refusals() -> None:

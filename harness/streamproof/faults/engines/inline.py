@@ -62,6 +62,7 @@ import aiohttp
 import yarl
 from aiohttp import web
 
+from streamproof.core.addresses import address
 from streamproof.core.durations import TimeScale
 from streamproof.fakes.serving import LISTEN_BACKLOG
 from streamproof.faults.engines.inline_exchange import ExchangeHandling, _Exchange
@@ -277,8 +278,7 @@ class InlineProxy(ExchangeHandling):
         conn = self._next_connection
         self._next_connection += 1
         self._conns[transport] = conn
-        peer = transport.get_extra_info("peername")
-        detail = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else ""
+        detail = address(transport.get_extra_info("peername"))
         self._events.append(
             LinkEvent(t=self._now(), link=self.link, connection=conn, kind="connect", detail=detail)
         )

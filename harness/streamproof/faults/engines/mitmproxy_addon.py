@@ -56,6 +56,7 @@ from collections.abc import Sequence
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
+from streamproof.core.addresses import address
 from streamproof.core.durations import TimeScale
 from streamproof.faults.engines.mitmproxy_exchange import Exchange, ExchangeHandling
 from streamproof.faults.engines.mitmproxy_wire import client_streams
@@ -176,8 +177,7 @@ class PlanAddon(ExchangeHandling):
         streams = client_streams(self._master, client)
         if streams is not None:
             self._streams[client.id] = streams
-        peer = client.peername
-        detail = f"{peer[0]}:{peer[1]}" if peer else ""
+        detail = address(client.peername)
         self.records.append(
             LinkEvent(t=self._now(), link=self.link, connection=conn, kind="connect", detail=detail)
         )
@@ -201,9 +201,8 @@ class PlanAddon(ExchangeHandling):
     def server_connected(self, data: ServerConnectionHookData) -> None:
         """mitmproxy awaits this hook before it starts TLS upstream: an upstream handshake
         that fails is always one of an address already here."""
-        sock = data.server.sockname
-        if self._mine(data.client) and sock:
-            self.upstream.append(f"{sock[0]}:{sock[1]}")
+        if self._mine(data.client) and data.server.sockname:
+            self.upstream.append(address(data.server.sockname))
 
     def client_disconnected(self, client: Client) -> None:
         if self._mine(client):

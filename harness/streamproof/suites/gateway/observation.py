@@ -156,6 +156,13 @@ class GatewayObservation(_Record):
     target declares that it honours it; ``None``: no bound to judge against."""
 
     @property
+    def refusals_past_proxy(self) -> tuple[TlsRefusal, ...]:
+        """The refused handshakes at the model that none of the proxy's own connections made:
+        a client that went past the proxy."""
+        own = set(self.proxy_upstream)
+        return tuple(r for r in self.model_tls_refusals if r.peer not in own)
+
+    @property
     def model_link_buffers(self) -> bool:
         """The model link held each model response until it ended (``model_path:
         buffering-proxy``): the gateway got every chunk at once, whatever it does."""

@@ -72,13 +72,11 @@ def timeline(observation: GatewayObservation, verdicts: Sequence[Verdict]) -> Ti
     items += _frame_marks(obs)
     items += _model_items(obs.model_calls)
     items += [_from_gateway(c.t, "tools", c.tool, f"answered {c.status}") for c in obs.tool_calls]
-    proxy_own = set(obs.proxy_upstream)
     items += [
         _from_gateway(
             r.t, "model", "TLS given up, past the proxy", f"from {r.peer}: {clip(r.reason, 60)}"
         )
-        for r in obs.model_tls_refusals
-        if r.peer not in proxy_own
+        for r in obs.refusals_past_proxy
     ]
     if browser_link:
         items += link_fault_items(obs.link_events["browser"], "browser-link")

@@ -74,8 +74,7 @@ def proxy_honoured_verdicts(obs: GatewayObservation) -> list[Verdict]:
             f"model call #{call.index} ({call.path}) reached the model without going through "
             "the proxy named by HTTPS_PROXY"
         )
-    proxy_own = set(obs.proxy_upstream)
-    past = [r for r in obs.model_tls_refusals if r.peer not in proxy_own]
+    past = obs.refusals_past_proxy
     if past:
         problems.append(
             f"{len(past)} connection(s) went straight to the model's HTTPS address "
