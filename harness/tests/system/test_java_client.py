@@ -129,9 +129,47 @@ def test_each_java_mutant_is_caught_by_its_requirement(
     assert requirement in failed_requirements(report), (bug, failed_requirements(report))
 
 
+REFUSED_AFTER_A_CLEAN_END = (
+    ROOT
+    / "harness"
+    / "tests"
+    / "suites"
+    / "a2a_client"
+    / "reference"
+    / "refused_after_a_clean_end.yaml"
+)
+
+
+def _refused_run(report_dir: Path) -> Run:
+    return streamproof_run(
+        report_dir, "run", str(REFUSED_AFTER_A_CLEAN_END), "--target", str(TARGET)
+    )
+
+
+def test_a_refused_resubscribe_then_a_final_snapshot_is_the_end(
+    runs: RunPool, request: pytest.FixtureRequest
+) -> None:
+    """The race a loaded machine once gave ``silent-cut-mid-stream``, made certain: the final
+    snapshot ends the call, with no second tasks/get (the scenario file says why)."""
+    run, report = _run(runs.run_of(request))
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    (scenario,) = report["scenarios"]
+    assert scenario["outcome"] == "passed"
+    assert scenario["observation"]["requests"] == (
+        "GET /.well-known/agent-card.json message/stream tasks/get tasks/resubscribe tasks/get"
+    )
+    refused = [
+        item
+        for item in scenario["timeline"]["items"]
+        if str(item.get("label", "")).startswith("tasks/resubscribe")
+    ]
+    assert ["error -32004" in item["detail"] for item in refused] == [True]  # the race, planned
+
+
 PLANS: dict[str, Plan] = {
     # the whole suite first
     "test_the_java_client_passes_every_must_of_the_0_3_scenarios": _suite_run,
     "test_each_java_mutant_is_caught_by_its_requirement": _mutant_run,
+    "test_a_refused_resubscribe_then_a_final_snapshot_is_the_end": _refused_run,
 }
 """Each pooled test's run (run_pool)."""

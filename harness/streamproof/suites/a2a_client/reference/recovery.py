@@ -131,6 +131,9 @@ class RecoveringCall(StreamCall):
                     self.replace_from(snap.artifacts)
                 elif self.buffers and self.bug != "snapshot-without-artifacts-ignored":
                     self.incomplete = True  # gap chunks are not replayed
+                # The buffers are the task's own now: an earlier resubscribe that was refused
+                # leaves nothing to verify (the recipe's flow has no second look).
+                self.unverified = False
             if self.bug == "resubscribe-after-terminal":
                 with contextlib.suppress(Exception):  # the server refuses: the task is done
                     async for _event in self.client.subscribe(SubscribeToTaskRequest(id=task_id)):

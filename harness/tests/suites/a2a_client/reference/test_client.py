@@ -373,6 +373,21 @@ async def test_a_corrupted_artifact_chunk_is_recovered_from_the_snapshot(tmp_pat
     assert "tasks/get" in result.observation.ledger.rpc_methods
 
 
+REFUSED_AFTER_A_CLEAN_END = Path(__file__).with_name("refused_after_a_clean_end.yaml")
+
+
+async def test_a_refused_resubscribe_then_a_final_snapshot_is_the_end() -> None:
+    """The snapshot shows WORKING, the task finishes before the resubscribe arrives, the
+    server refuses it; the next snapshot ends the call, with no second look (the file says
+    why)."""
+    (loaded,) = load_scenarios(REFUSED_AFTER_A_CLEAN_END)
+    assert isinstance(loaded.scenario, A2AClientScenario)
+    result = await _run(loaded.scenario)
+    assert [v for v in result.verdicts if v.outcome in BROKEN] == [], _report(result)
+    resubscribes = result.observation.ledger.resubscribes
+    assert [r.error_code for r in resubscribes] == [-32004]  # the race happened, as planned
+
+
 async def test_a_card_fetch_without_a_deadline_is_caught_hanging(
     planned: PlannedRuns, request: pytest.FixtureRequest
 ) -> None:

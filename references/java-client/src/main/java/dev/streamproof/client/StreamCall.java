@@ -386,6 +386,9 @@ final class StreamCall {
             } else if (!buffers.isEmpty()) {
                 incomplete = true; // chunks of the gap are not replayed
             }
+            // The buffers are the task's own now: an earlier resubscribe that was refused leaves
+            // nothing to verify (the recipe's flow has no second look).
+            unverified = false;
             onState(snap.getStatus()); // may already be final
             if (done.isDone()) {
                 return;
