@@ -195,7 +195,11 @@ class _GatewaySuite:
     def _load(self) -> None:
         # GatewayEnvironment.run: the fakes and both links loaded, one epoch for all
         env, scenario = self.env, self.scenario
-        env.model.load(scenario.model, time_scale=env.scale.factor)
+        env.model.load(
+            scenario.model,
+            time_scale=env.scale.factor,
+            runaway_cap=scenario.limits.runaway_cap,
+        )
         env.tools.load(scenario.tools, "SP-SECRET-bench")
         env.links["model"].load(scenario.links.model)
         env.links["browser"].load(scenario.links.browser)

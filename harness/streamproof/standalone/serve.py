@@ -239,7 +239,11 @@ class _Served:
             self.model, self.tools = FakeModel(), FakeTools()
             model_url = await _listen(self.model.start, "--port", setup.port)
             tools_url = await _listen(self.tools.start, "--tools-port", setup.tools_port)
-            self.model.load(scenario.model, time_scale=setup.time_scale)
+            self.model.load(
+                scenario.model,
+                time_scale=setup.time_scale,
+                runaway_cap=scenario.limits.runaway_cap,
+            )
             self.tools.load(scenario.tools, TOOL_MARKER)
             t0 = time.monotonic()
             self.model.set_epoch(t0)

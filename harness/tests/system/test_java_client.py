@@ -130,13 +130,7 @@ def test_each_java_mutant_is_caught_by_its_requirement(
 
 
 REFUSED_AFTER_A_CLEAN_END = (
-    ROOT
-    / "harness"
-    / "tests"
-    / "suites"
-    / "a2a_client"
-    / "reference"
-    / "refused_after_a_clean_end.yaml"
+    ROOT / "harness/tests/suites/a2a_client/reference/refused_after_a_clean_end.yaml"
 )
 
 

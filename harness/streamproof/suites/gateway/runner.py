@@ -58,15 +58,6 @@ from streamproof.targets.errors import TargetConfigError, TargetError
 
 CONTRACT_TOOL = "lookupOrder"
 """The tool every conformance gateway's agent has (docs/reference/gateway-contract.md)."""
-RUNAWAY_MARGIN = 10
-"""The fake model answers a runaway loop with a plain text turn once it has made this many
-calls past the scenario's LLM-call bound (``limits.model_calls``): GW-LLM-BUDGET has its
-evidence by then, and a gateway without a budget ends its loop there instead of at its run
-bound."""
-
-
-def runaway_cap(scenario: GatewayScenario) -> int:
-    return scenario.limits.model_calls + RUNAWAY_MARGIN
 
 
 @dataclass(frozen=True)
@@ -196,7 +187,7 @@ class GatewayEnvironment:
         gateway = await self.prepare(scenario)
         marker = f"SP-SECRET-{secrets.token_hex(8)}"
         self.model.load(
-            scenario.model, time_scale=self.scale.factor, runaway_cap=runaway_cap(scenario)
+            scenario.model, time_scale=self.scale.factor, runaway_cap=scenario.limits.runaway_cap
         )
         self.tools.load(scenario.tools, marker)
         self.gateways.links.load(scenario)
@@ -240,7 +231,7 @@ class GatewayEnvironment:
         self.model.load_keyed(
             {m: tag_turns(scenario.model, m) for m in markers},
             time_scale=self.scale.factor,
-            runaway_cap=runaway_cap(scenario),
+            runaway_cap=scenario.limits.runaway_cap,
         )
         self.tools.load(scenario.tools, secret)
         self.gateways.links.load(scenario)

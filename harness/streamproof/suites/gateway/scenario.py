@@ -177,6 +177,12 @@ class GatewayExpect(_Model):
         return v
 
 
+RUNAWAY_MARGIN: Final = 10
+"""Calls past ``model_calls`` after which the fake model answers a runaway loop with plain
+text: GW-LLM-BUDGET has its evidence by then, and a gateway without a budget ends its loop
+there instead of at its run bound."""
+
+
 class GatewayLimits(_Model):
     model_calls: int = Field(50, ge=1)
     """The most model calls a turn may make: an interactive budget, far below ADK's 500."""
@@ -188,6 +194,11 @@ class GatewayLimits(_Model):
     gateway_run_timeout: Duration = 120.0
     """The run bound the gateway is given (scaled) as ``STREAMPROOF_RUN_TIMEOUT``: the seed's
     ``new SseEmitter(120_000L)``. A scenario that changes it restarts the gateway."""
+
+    @property
+    def runaway_cap(self) -> int:
+        """The fake model's ``runaway_cap`` for this scenario (:data:`RUNAWAY_MARGIN`)."""
+        return self.model_calls + RUNAWAY_MARGIN
 
 
 ModelPath = Literal["direct", "forward-proxy", "buffering-proxy"]

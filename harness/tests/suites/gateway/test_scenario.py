@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from streamproof.cli import main
-from streamproof.suites.gateway.scenario import CallCount, GatewayExpect
+from streamproof.suites.gateway.scenario import (
+    RUNAWAY_MARGIN,
+    CallCount,
+    GatewayExpect,
+    GatewayLimits,
+)
 
 
 @pytest.mark.parametrize(
@@ -53,3 +58,10 @@ def test_bad_model_calls_and_retries_are_load_errors_naming_the_place(
         '("1+") or a range ("1..5")'
     ) in err
     assert "Traceback" not in err
+
+
+def test_the_fake_model_stops_a_runaway_loop_past_the_scenarios_bound() -> None:
+    """A gateway without a budget ends its loop 10 calls past ``limits.model_calls``, under
+    ``streamproof run`` and ``streamproof serve`` alike."""
+    assert GatewayLimits().runaway_cap == 60
+    assert GatewayLimits(model_calls=5).runaway_cap == 5 + RUNAWAY_MARGIN == 15
