@@ -7,6 +7,7 @@ rule, registers no plugin and reads no environment."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 import aiohttp  # noqa: F401
 import pytest  # noqa: F401
@@ -22,3 +23,19 @@ from streamproof.suites import SUITES
 
 for _module in SUITES.values():
     importlib.import_module(_module)
+# What a run imports once it runs a scenario: each suite's runner and the fault engines
+# (mitmproxy's alone took about 0.5 CPU-s in every run that carried a link through it).
+for _module in (
+    "streamproof.suites.gateway.runner",
+    "streamproof.suites.a2a_client.runner",
+    "streamproof.suites.browser_client.runner",
+    "streamproof.faults.engines.inline",
+    "streamproof.faults.engines.toxiproxy",
+):
+    importlib.import_module(_module)
+for _module, _needs in (
+    ("streamproof.faults.engines.mitmproxy", "mitmproxy"),
+    ("playwright.async_api", "playwright"),
+):
+    if importlib.util.find_spec(_needs) is not None:
+        importlib.import_module(_module)

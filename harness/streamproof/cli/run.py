@@ -34,9 +34,10 @@ if TYPE_CHECKING:
 
 NAME = "run"
 
-UNUSED_PLUGINS = ("hypothesispytest", "anyio", "ag_ui_validate")
+UNUSED_PLUGINS = ("hypothesispytest", "anyio", "ag_ui_validate", "platformdirs")
 """pytest plugins (by entry point name) that ``streamproof run`` leaves out when installed:
-they serve tests written with hypothesis, anyio or ag-ui-validate, never a scenario item."""
+they serve tests written with hypothesis, anyio or ag-ui-validate, or platformdirs's
+isolated-directories fixture, never a scenario item."""
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -233,7 +233,6 @@ def _become(request: _Request) -> None:
         os.close(fd)
     os.environ.clear()
     os.environ.update(request.env)
-    gc.unfreeze()
     # ``-m`` runs a module as ``__main__`` without importing it under its name (a package: its
     # ``__main__``), so the zygote's imported copy is forgotten.
     imported = sys.modules.get(request.module)
@@ -256,7 +255,11 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.preload:
         importlib.import_module(name)
     gc.collect()
-    gc.freeze()  # the children's collections leave the zygote's pages shared
+    # The imported modules' objects are left out of every collection, the zygote's and its
+    # children's (children stay frozen, as the gc module's docs advise for a fork without an
+    # exec): a child's collections neither walk them (pytest alone collects five times over
+    # the heap at the end of a run) nor write to their pages, which stay shared.
+    gc.freeze()
     staging = f"{args.socket}.starting"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(staging)

@@ -20,13 +20,14 @@ from streamproof.targets.warm.command import run_to_end
 pytestmark = pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="warm starts need Linux")
 
 PROBE = """
-import json, os, sys
+import gc, json, os, sys
 if __name__ == "__main__":
     extra = sys.modules.get("extra")
     print(json.dumps({
         "args": sys.argv[1:], "pid": os.getpid(), "ppid": os.getppid(),
         "probe": os.environ.get("PROBE"),
         "extra_loaded_in": getattr(extra, "LOADED_IN", None),
+        "frozen": gc.get_freeze_count(),
     }))
     print("one\\r\\ntwo", file=sys.stderr)
     sys.exit(int(os.environ.get("PROBE_EXIT", "0")))
@@ -80,6 +81,17 @@ def test_a_warm_command_gives_what_subprocess_run_gives(folder: Path) -> None:
     )
     assert (cold.returncode, cold.stderr) == (warm.returncode, warm.stderr)
     assert json.loads(cold.stdout)["extra_loaded_in"] is None  # the probe itself imports none
+
+
+def test_a_warm_command_keeps_the_zygotes_objects_out_of_its_collections(folder: Path) -> None:
+    # Its collections then neither walk what the zygote imported nor write to those shared
+    # pages (docs/explanation/performance.md#forked-runs). An ordinary start freezes only what
+    # the interpreter itself does at start-up.
+    warm = json.loads(_probe(folder, "extra").stdout)["frozen"]
+    cold = subprocess.run(
+        [sys.executable, "-m", "probe"], cwd=folder, capture_output=True, text=True, check=True
+    )
+    assert warm > 2 * json.loads(cold.stdout)["frozen"] + 1000
 
 
 def test_other_preloads_get_a_zygote_of_their_own(folder: Path) -> None:

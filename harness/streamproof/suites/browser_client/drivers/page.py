@@ -33,6 +33,30 @@ STEP_TIMEOUT_S: Final = 10.0
 """Bound on each browser step (load, type, click, read)."""
 
 
+POLL_S: Final = 0.01
+"""How often the page checks, while it waits, whether a frame has arrived or its DOM is quiet."""
+WAIT_SLICE_S: Final = 0.05
+"""The longest the page waits for a frame before the harness asks again whether the stream
+ended (so a frame that will never come is given up within this much of the stream's end)."""
+
+_WAIT_RECEIVED: Final = """async ([block, forMs, pollMs]) => {
+  const sp = window.__streamproof, end = performance.now() + forMs;
+  while (!sp.text.includes(block)) {
+    if (performance.now() >= end) return false;
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+  return true;
+}"""
+_SETTLE: Final = """async ([quietMs, forMs, pollMs]) => {
+  const sp = window.__streamproof, end = performance.now() + forMs;
+  while (performance.now() < end
+         && performance.now() - Math.max(sp.lastChange, sp.lastRead) < quietMs) {
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+  sp.record(true);
+}"""
+
+
 def with_query(url: str, params: dict[str, str]) -> str:
     parts = urlsplit(url)
     query = [*parse_qsl(parts.query, keep_blank_values=True), *params.items()]
@@ -132,29 +156,26 @@ class PageDriver:
 
     async def wait_received(self, block: str, timeout: float, gone: Any = None) -> bool:
         """Whether the page's readers got ``block`` within ``timeout`` (stops early once
-        ``gone()`` says the stream ended before it)."""
+        ``gone()`` says the stream ended before it).
+
+        The page waits on itself (:data:`WAIT_SLICE_S` at a time, ``gone()`` asked between
+        slices): polling it from here cost a DevTools round trip every 10 ms, most of the
+        browser's CPU in a run."""
         end = time.monotonic() + timeout
         while True:
-            if await self.received(block):
-                return True
-            if time.monotonic() >= end or (gone is not None and gone()):
+            left = end - time.monotonic()
+            if left <= 0 or (gone is not None and gone()):
                 return await self.received(block)
-            await asyncio.sleep(0.01)
+            got = await self.page.evaluate(
+                _WAIT_RECEIVED, [block, min(left, WAIT_SLICE_S) * 1000, POLL_S * 1000]
+            )
+            if got:
+                return True
 
     async def settle(self, timeout: float = 1.0) -> None:
-        """Wait until the DOM has been quiet for :data:`QUIET_S`, then take a settled read."""
-        quiet_ms = QUIET_S * 1000
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            quiet = await self.page.evaluate(
-                "q => performance.now() - Math.max(window.__streamproof.lastChange, "
-                "window.__streamproof.lastRead) >= q",
-                quiet_ms,
-            )
-            if quiet:
-                break
-            await asyncio.sleep(0.01)
-        await self.page.evaluate("window.__streamproof.record(true)")
+        """Wait until the DOM has been quiet for :data:`QUIET_S` (at most ``timeout``), then
+        take a settled read: one call, the page waiting on itself."""
+        await self.page.evaluate(_SETTLE, [QUIET_S * 1000, timeout * 1000, POLL_S * 1000])
 
     async def hide(self, for_s: float) -> None:
         """The tab hidden, then shown again ``for_s`` later (``visibilitychange`` each time)."""
