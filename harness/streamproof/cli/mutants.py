@@ -5,12 +5,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from streamproof.cli.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+from streamproof.runtime.cpu import Admission
 
 NAME = "mutants"
+
+
+JOBS_PER_CORE = 6
+"""The default ceiling on runs at once, per core: the runs mostly wait on scripted time, and
+past one run per core the cores' load decides (docs/explanation/mutants.md#which-jobs)."""
+
+
+def default_jobs() -> int:
+    return JOBS_PER_CORE * (os.cpu_count() or 1)
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,9 +42,18 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--jobs",
         metavar="N",
         type=int,
-        default=2,
-        help="runs at once (default 2); the runs mostly wait, so about four times the cores "
-        "(docs/explanation/mutants.md#which-jobs)",
+        default=None,
+        help=f"most runs at once (default six times the cores, {default_jobs()} here); past "
+        "one per core a run starts only while the cores have time to spare (--busy-limit; "
+        "docs/explanation/mutants.md#which-jobs)",
+    )
+    parser.add_argument(
+        "--busy-limit",
+        metavar="F",
+        type=float,
+        default=Admission.busy_limit,
+        help="past one run per core, start another only while the cores were busy less than "
+        "this fraction of the last 2 s (default 0.85; 1 starts up to --jobs regardless)",
     )
     parser.add_argument("--time-scale", metavar="F", type=float, default=None)
     parser.add_argument("--report-dir", metavar="DIR", default="reports")
@@ -61,8 +81,12 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_BAD_INPUT
-    if args.jobs < 1:
+    jobs = default_jobs() if args.jobs is None else args.jobs
+    if jobs < 1:
         print("--jobs must be at least 1", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not 0 < args.busy_limit <= 1:
+        print(f"--busy-limit {args.busy_limit}: a fraction above 0, at most 1", file=sys.stderr)
         return EXIT_BAD_INPUT
     report_dir = Path(args.report_dir)
     keep = report_dir / "mutants"
@@ -76,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     matrix = run_matrix(
         suites,
         only=args.only,
-        jobs=args.jobs,
+        jobs=jobs,
+        busy_limit=args.busy_limit,
         time_scale=args.time_scale,
         # The last matrix's walls order the runs longest first.
         durations=durations_of_matrix(report_dir / "mutants.json"),

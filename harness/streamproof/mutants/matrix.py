@@ -18,11 +18,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from streamproof.runtime.cpu import Admission, CpuGauge, GatedPool
 from streamproof.targets.warm import sharing
 from streamproof.targets.warm.command import RUN_PRELOAD, run_to_end
 
@@ -244,19 +244,29 @@ def run_matrix(
     time_scale: float | None = None,
     durations: Mapping[RunKey, float] | None = None,
     keep: Path | None = None,
+    busy_limit: float = Admission.busy_limit,
+    gauge: CpuGauge | None = None,
+    cores: int | None = None,
 ) -> Matrix:
-    """Every reference and mutant of ``suites`` (or only the mutants named), ``jobs`` runs at
-    once, started longest first (:func:`longest_first`, by ``durations`` when given); the
-    matrix lists them in plan order: each suite's reference, then its mutants. ``keep``: the
-    folder that gets the report folder of each run that was not ok (a reference that failed,
-    a mutant that survived or was caught elsewhere, a run in error), emptied first so that it
-    never holds an earlier matrix's."""
+    """Every reference and mutant of ``suites`` (or only the mutants named), at most ``jobs``
+    runs at once, started longest first (:func:`longest_first`, by ``durations`` when given)
+    and, past one run per core, only while the cores were busy less than ``busy_limit`` of the
+    time (:class:`~streamproof.runtime.cpu.Admission`, read from ``gauge``; ``cores``: the
+    machine's unless given): the runs mostly wait on scripted time, but a run that computes
+    while the cores are saturated misses its timings. The matrix lists them in plan order:
+    each suite's reference, then its mutants. ``keep``: the folder that gets the report folder
+    of each run that was not ok (a reference that failed, a mutant that survived or was caught
+    elsewhere, a run in error), emptied first so that it never holds an earlier matrix's."""
     wanted = set(only)
     plan: list[tuple[Suite, str | None]] = []
     for suite in suites:
         if not wanted:
             plan.append((suite, None))
         plan += [(suite, bug) for bug in suite.intended if not wanted or bug in wanted]
+    admission = Admission(max(jobs, 1), busy_limit=busy_limit)
+    if cores is not None:
+        admission = replace(admission, cores=cores)
+    gauge = gauge or CpuGauge()
     matrix = Matrix()
     started = time.monotonic()
     with (
@@ -264,7 +274,7 @@ def run_matrix(
         # Every run's reference gateway and client turns fork from zygotes shared across
         # the runs: each imports google-adk or a2a-sdk once per matrix, not once per start.
         sharing(),
-        ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool,
+        GatedPool(admission, gauge) as pool,
     ):
         futures = {
             i: pool.submit(_run_one, plan[i][0], plan[i][1], Path(tmp), time_scale)

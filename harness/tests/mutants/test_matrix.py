@@ -10,12 +10,14 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from harness.tests.gauges import steady
 from streamproof import cli
 from streamproof.mutants import matrix as mutants
 from streamproof.mutants.matrix import (
@@ -196,12 +198,48 @@ def test_jobs_bounds_how_many_run_at_once(
     jobs: int, most: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Five runs; the first `most` wait for all five to start: N workers keep N in flight
-    # then, never more (an unbounded pool would start all five).
+    # then, never more (an unbounded pool would start all five). The cores' load is not
+    # asked (busy_limit 1).
     rec = Recorder(hold=most, planned=5)
     monkeypatch.setattr(mutants, "_run_one", rec)
-    matrix = run_matrix([GATEWAY, CLIENT], jobs=jobs)
+    matrix = run_matrix([GATEWAY, CLIENT], jobs=jobs, busy_limit=1.0)
     assert len(matrix.runs) == 5
     assert rec.most == most
+
+
+class Overlap:
+    """Stands in for one run of 50 ms and records how many ran at once."""
+
+    def __init__(self) -> None:
+        self.running = self.most = 0
+        self._lock = threading.Lock()
+
+    def __call__(
+        self, suite: Suite, bug: str | None, workdir: Path, time_scale: float | None
+    ) -> Run:
+        with self._lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        time.sleep(0.05)
+        with self._lock:
+            self.running -= 1
+        intended = suite.intended.get(bug) if bug else None
+        return Run(suite.name, bug, intended, (intended,) if intended else (), 0, 0.05)
+
+
+@pytest.mark.parametrize(("busy", "busy_limit", "most"), [(0.95, 0.85, 1), (0.95, 1.0, 3)])
+def test_past_one_run_per_core_runs_start_only_while_the_cores_have_time(
+    busy: float, busy_limit: float, most: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One core, three at most: while the cores are busy 95% of the time only the one run that
+    # a core always gets is in flight; with the limit at 1 the ceiling alone decides.
+    overlap = Overlap()
+    monkeypatch.setattr(mutants, "_run_one", overlap)
+    matrix = run_matrix(
+        [GATEWAY, CLIENT], jobs=3, busy_limit=busy_limit, gauge=steady(busy), cores=1
+    )
+    assert len(matrix.runs) == 5 and matrix.ok
+    assert overlap.most == most
 
 
 def test_runs_start_longest_first_by_the_last_matrix_and_are_listed_in_plan_order(
@@ -415,7 +453,24 @@ def test_the_gateway_on_each_wire_is_a_suite_with_its_target_files_mutants() -> 
 # --- the command ---------------------------------------------------------------------------------
 
 
-def test_the_command_refuses_unknown_mutants_and_zero_jobs(
+def test_the_command_runs_six_at_most_per_core_unless_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[dict[str, Any]] = []
+
+    def fake(suites: Sequence[Suite], **options: Any) -> Matrix:
+        asked.append(options)
+        return Matrix()
+
+    monkeypatch.setattr(mutants, "run_matrix", fake)
+    monkeypatch.setattr("os.cpu_count", lambda: 3)
+    reports = str(tmp_path / "r")
+    cli.main(["mutants", "--report-dir", reports])
+    cli.main(["mutants", "--jobs", "5", "--busy-limit", "0.7", "--report-dir", reports])
+    assert [(o["jobs"], o["busy_limit"]) for o in asked] == [(18, 0.85), (5, 0.7)]
+
+
+def test_the_command_refuses_unknown_mutants_zero_jobs_and_a_busy_limit_past_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(mutants, "_run_one", Recorder())
@@ -425,6 +480,9 @@ def test_the_command_refuses_unknown_mutants_and_zero_jobs(
     assert "--only no-such-bug: unknown; choose from" in err and "no-auth" not in err.split()[0]
     assert cli.main(["mutants", "--jobs", "0", "--report-dir", reports]) == 2
     assert "--jobs must be at least 1" in capsys.readouterr().err
+    for limit in ("0", "1.5"):
+        assert cli.main(["mutants", "--busy-limit", limit, "--report-dir", reports]) == 2
+        assert "a fraction above 0, at most 1" in capsys.readouterr().err
     assert cli.main(["mutants", "--suite", "gateway-json", "--report-dir", reports]) == 2
     err = capsys.readouterr().err
     assert "--suite gateway-json: unknown; choose from gateway, gateway-ag-ui," in err
