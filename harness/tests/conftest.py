@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -23,6 +24,13 @@ if TYPE_CHECKING:
     from streamproof.faults.engines import Engine
 
 pytest_plugins = ["pytester"]
+
+# pytest keeps each test module's assertion-rewritten code in __pycache__ only where bytecode
+# may be written; under PYTHONDONTWRITEBYTECODE (.ci/run sets it, and so do some machines) every
+# worker rewrote all the test modules from source on every run, about 8 CPU-s each. The pytest
+# processes write that cache whatever the environment says; what they start still obeys it
+# (docs/explanation/performance.md#the-test-loop).
+sys.dont_write_bytecode = False
 
 # Hypothesis's default 200 ms deadline per example times the machine, not the code: the
 # properties here are pure functions that take milliseconds, and under `make test`'s parallel
