@@ -185,7 +185,14 @@ def _add_bundled_suite(config: pytest.Config) -> None:
             f"--streamproof-suite {name}: this streamproof has no bundled suites (the package "
             "streamproof.scenarios is not installed)"
         )
-    suites = sorted(p.name for p in bundled.iterdir() if p.is_dir() and p.name.isidentifier())
+    from streamproof.suites import kinds, suite
+
+    # The kinds' scenario folders, not whatever else the package folder holds (__pycache__).
+    suites = sorted(
+        folder
+        for folder in (suite(kind).SCENARIO_FOLDER for kind in kinds())
+        if (bundled / folder).is_dir()
+    )
     if name not in suites:
         raise pytest.UsageError(
             f"--streamproof-suite {name}: no such bundled suite; choose one of {', '.join(suites)}"

@@ -369,6 +369,8 @@ def test_the_installed_gateway_suite_is_collected_by_name(pytester: pytest.Pytes
     pytester.makeini(INI + "testpaths = nowhere\nstreamproof_suite = a2a_client\n")
     by_ini = pytester.runpytest("--collect-only", "-q")
     assert by_ini.ret == 0 and "::a2a_client/" in by_ini.stdout.str()
+    # What Python itself may put beside the suites is not offered as one.
+    (bundled / "__pycache__").mkdir(exist_ok=True)
     unknown = pytester.runpytest("--streamproof-suite", "gatewy", "--collect-only")
     assert unknown.ret == pytest.ExitCode.USAGE_ERROR
     unknown.stderr.fnmatch_lines(
