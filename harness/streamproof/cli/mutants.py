@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 from streamproof.cli.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
-from streamproof.runtime.cpu import Admission
 
 NAME = "mutants"
 
@@ -51,7 +50,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--busy-limit",
         metavar="F",
         type=float,
-        default=Admission.busy_limit,
+        default=None,
         help="past one run per core, start another only while the cores were busy less than "
         "this fraction of the last 2 s (default 0.85; 1 starts up to --jobs regardless)",
     )
@@ -61,6 +60,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     from streamproof.mutants.matrix import default_suites, durations_of_matrix, run_matrix
+    from streamproof.runtime.cpu import Admission
 
     suites = default_suites()
     names = [suite.name for suite in suites]
@@ -85,8 +85,9 @@ def run(args: argparse.Namespace) -> int:
     if jobs < 1:
         print("--jobs must be at least 1", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if not 0 < args.busy_limit <= 1:
-        print(f"--busy-limit {args.busy_limit}: a fraction above 0, at most 1", file=sys.stderr)
+    busy_limit = Admission.busy_limit if args.busy_limit is None else args.busy_limit
+    if not 0 < busy_limit <= 1:
+        print(f"--busy-limit {busy_limit}: a fraction above 0, at most 1", file=sys.stderr)
         return EXIT_BAD_INPUT
     report_dir = Path(args.report_dir)
     keep = report_dir / "mutants"
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         suites,
         only=args.only,
         jobs=jobs,
-        busy_limit=args.busy_limit,
+        busy_limit=busy_limit,
         time_scale=args.time_scale,
         # The last matrix's walls order the runs longest first.
         durations=durations_of_matrix(report_dir / "mutants.json"),

@@ -7,7 +7,6 @@ rule, registers no plugin and reads no environment."""
 from __future__ import annotations
 
 import importlib
-import importlib.util
 
 import aiohttp  # noqa: F401
 import pytest  # noqa: F401
@@ -19,6 +18,7 @@ import streamproof.cli.run_reports
 import streamproof.plugin
 import streamproof.report.html
 import streamproof.report.runs  # noqa: F401
+from streamproof.runtime.imports import import_early
 from streamproof.suites import SUITES
 
 for _module in SUITES.values():
@@ -33,9 +33,5 @@ for _module in (
     "streamproof.faults.engines.toxiproxy",
 ):
     importlib.import_module(_module)
-for _module, _needs in (
-    ("streamproof.faults.engines.mitmproxy", "mitmproxy"),
-    ("playwright.async_api", "playwright"),
-):
-    if importlib.util.find_spec(_needs) is not None:
-        importlib.import_module(_module)
+# The mitmproxy engine and Playwright only where they are installed.
+import_early(("streamproof.faults.engines.mitmproxy", "playwright.async_api"))

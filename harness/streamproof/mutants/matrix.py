@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -263,10 +263,9 @@ def run_matrix(
         if not wanted:
             plan.append((suite, None))
         plan += [(suite, bug) for bug in suite.intended if not wanted or bug in wanted]
-    admission = Admission(max(jobs, 1), busy_limit=busy_limit)
-    if cores is not None:
-        admission = replace(admission, cores=cores)
-    gauge = gauge or CpuGauge()
+    admission = Admission(
+        max(jobs, 1), cores=Admission.cores if cores is None else cores, busy_limit=busy_limit
+    )
     matrix = Matrix()
     started = time.monotonic()
     with (
