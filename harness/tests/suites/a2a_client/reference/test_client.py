@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from harness.tests.cores import cores_free
 from streamproof.core.verdicts import Kind, Level, Outcome
+from streamproof.runtime.cpu import CpuGauge
 from streamproof.suites import REGISTRY
 from streamproof.suites.a2a_client.reference.mutants import BUGS, CONCURRENT, INTENDED, SHOWCASE
 from streamproof.suites.a2a_client.runner import A2AClientEnvironment, A2AClientScenarioResult
@@ -92,6 +94,8 @@ class PlannedRuns:
 
     def __init__(self, items: list[pytest.Item]) -> None:
         self._limit = asyncio.Semaphore(JOBS)
+        self._gauge = CpuGauge()
+        self._running = 0
         self._runs: dict[str, asyncio.Task[A2AClientScenarioResult]] = {}
         for item in items:
             plan = _plan(item)
@@ -102,7 +106,15 @@ class PlannedRuns:
         self, plan: Callable[[], Awaitable[A2AClientScenarioResult]]
     ) -> A2AClientScenarioResult:
         async with self._limit:
-            return await plan()
+            # Past the first run at once, one more starts only while the cores have time for it
+            # (harness/tests/cores.py): its fake server shares this loop with the others.
+            if self._running:
+                await cores_free(self._gauge)
+            self._running += 1
+            try:
+                return await plan()
+            finally:
+                self._running -= 1
 
     async def result(self, request: pytest.FixtureRequest) -> A2AClientScenarioResult:
         item = request.node
