@@ -17,7 +17,7 @@ from streamproof.fakes.a2a.ledger import RequestRecord
 from streamproof.fakes.a2a.push.records import DeliveryRecord
 from streamproof.fakes.records import ModelCall, ToolCall
 
-__all__ = ["a2a_line", "a2a_ready", "model_line", "tool_line"]
+__all__ = ["UNANSWERED_S", "a2a_line", "a2a_ready", "model_line", "tool_line"]
 
 _TEXT: Final = 60
 """Characters of a message text or tool arguments shown."""
@@ -28,16 +28,25 @@ def _short(text: str, limit: int = _TEXT) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def a2a_ready(record: RequestRecord) -> bool:
-    """Whether a request has been read far enough to be shown: its JSON-RPC method (or why it
-    has none) is known, or it is not a JSON-RPC call at all."""
-    return (
+UNANSWERED_S: Final = 1.0
+"""How long a request read but not yet answered waits for its answer before its line is shown
+without one (a server that holds a request is worth seeing while it holds it)."""
+
+
+def a2a_ready(record: RequestRecord, now: float) -> bool:
+    """Whether a request's line can be shown, once: when it is answered or ended, so the line
+    says how (``-> sse``, ``-> error -32602``); or, read far enough to name it (its JSON-RPC
+    method, or why it has none, or not a JSON-RPC call at all) and unanswered for
+    :data:`UNANSWERED_S` at ``now`` (seconds on the ledger's clock), without the answer.
+    Shown as soon as its method was read, a stream's line raced its answer and often lost it."""
+    if record.status != 0 or record.error_code is not None or record.ended != "open":
+        return True
+    named = (
         record.rpc_method is not None
         or record.body_excerpt is not None
-        or record.ended != "open"
-        or record.status != 0
         or record.http_method != "POST"
     )
+    return named and now - record.t >= UNANSWERED_S
 
 
 def _message_text(params: Any) -> str | None:

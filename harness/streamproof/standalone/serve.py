@@ -185,6 +185,7 @@ class _Served:
         self.a2a: FakeA2AServer | None = None
         self.model: FakeModel | None = None
         self.tools: FakeTools | None = None
+        self.epoch = 0.0
         self.shown = 0
         self.shown_deliveries = 0
         self.shown_model = 0
@@ -209,7 +210,8 @@ class _Served:
             base = await _listen(fake.start, "--port", setup.port)
             script = self.script()
             fake.load(script, time_scale=setup.time_scale, binding=setup.binding)
-            fake.set_epoch(time.monotonic())
+            self.epoch = time.monotonic()
+            fake.set_epoch(self.epoch)
             what = "a task timeline" if script.task is not None else "a direct reply"
             bindings = "JSON-RPC"
             if script.server.wire != "0.3":  # REST is served beside JSON-RPC on a 1.0 wire
@@ -266,7 +268,8 @@ class _Served:
             lines: list[str] = []
             if self.a2a is not None:
                 records = self.a2a.ledger.requests
-                while self.shown < len(records) and a2a_ready(records[self.shown]):
+                now = time.monotonic() - self.epoch
+                while self.shown < len(records) and a2a_ready(records[self.shown], now):
                     lines.append(a2a_line(records[self.shown]))
                     self.shown += 1
                 sent = self.a2a.ledger.deliveries

@@ -30,7 +30,13 @@ from harness.tests.cli.test_proxy import (
 from streamproof.cli import main
 from streamproof.fakes.a2a.ledger import RequestRecord
 from streamproof.fakes.records import ModelCall, ToolCall
-from streamproof.standalone.ledger_lines import a2a_line, a2a_ready, model_line, tool_line
+from streamproof.standalone.ledger_lines import (
+    UNANSWERED_S,
+    a2a_line,
+    a2a_ready,
+    model_line,
+    tool_line,
+)
 
 __all__ = ["running"]  # the fixture, shared with cli/test_proxy.py
 
@@ -200,7 +206,7 @@ def test_a2a_lines_say_what_is_known() -> None:
     arriving = RequestRecord(
         index=0, t=0.0, t_end=None, connection=1, http_method="POST", path="/", rpc_method=None
     )
-    assert not a2a_ready(arriving)  # the body is not read yet: wait for it
+    assert not a2a_ready(arriving, now=60.0)  # the body is not read yet: wait for it
     read = arriving.model_copy(
         update={
             "rpc_method": "message/stream",
@@ -208,7 +214,10 @@ def test_a2a_lines_say_what_is_known() -> None:
             "task_id": "t1",
         }
     )
-    assert a2a_ready(read)
+    assert not a2a_ready(read, now=0.5)  # named, but its answer may be a moment away
+    assert a2a_ready(read, now=UNANSWERED_S)  # held that long: shown without it
+    assert a2a_ready(read.model_copy(update={"status": 200, "response": "sse"}), now=0.0)
+    assert a2a_ready(read.model_copy(update={"ended": "client_closed"}), now=0.0)
     line = a2a_line(read)
     assert line.startswith("   0.000s #0 conn 1 POST / message/stream task t1 ")
     text = json.loads(line.split("task t1 ", 1)[1])
@@ -220,7 +229,7 @@ def test_a2a_lines_say_what_is_known() -> None:
     card = arriving.model_copy(
         update={"http_method": "GET", "path": "/x", "status": 404, "t": 12.5}
     )
-    assert a2a_ready(card) and a2a_line(card) == "  12.500s #0 conn 1 GET /x -> HTTP 404"
+    assert a2a_ready(card, now=12.5) and a2a_line(card) == "  12.500s #0 conn 1 GET /x -> HTTP 404"
 
 
 def test_model_and_tool_lines() -> None:
