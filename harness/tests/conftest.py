@@ -129,27 +129,35 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.freeze()
 
 
-_CORES_GAUGE: CpuGauge | None = None
-_LAST_GATED: list[object] = [None]
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
+class _FirstSlowTestGate:
     """Under xdist, the first ``slow`` test of a module starts when the cores have time for it
     (harness/tests/cores.py): ``make test`` runs more workers than cores. Only the first: the
     wait blocks this thread, and a module that runs its scenarios in the background on its own
     event loop (the reference A2A client's) has that loop stopped between its tests, so a wait
     there froze its fake servers mid-run."""
-    global _CORES_GAUGE
-    if item.get_closest_marker("slow") is None or "PYTEST_XDIST_WORKER" not in os.environ:
-        return
-    module = getattr(item, "module", None)
-    if module is _LAST_GATED[0]:
-        return
-    _LAST_GATED[0] = module
-    if _CORES_GAUGE is None:
-        _CORES_GAUGE = CpuGauge()
-    wait_for_cores(_CORES_GAUGE)
+
+    def __init__(self) -> None:
+        self.module: object = None
+        self.gauge: CpuGauge | None = None
+
+    def enter(self, item: pytest.Item) -> None:
+        if item.get_closest_marker("slow") is None or "PYTEST_XDIST_WORKER" not in os.environ:
+            return
+        module = getattr(item, "module", None)
+        if module is self.module:
+            return
+        self.module = module
+        if self.gauge is None:
+            self.gauge = CpuGauge()
+        wait_for_cores(self.gauge)
+
+
+_GATE = _FirstSlowTestGate()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _GATE.enter(item)
 
 
 @pytest.hookimpl(trylast=True)

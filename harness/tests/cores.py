@@ -12,8 +12,6 @@ pool starts are gated the same way (run_pool). It is the gate of ``streamproof m
 
 from __future__ import annotations
 
-import asyncio
-import math
 import os
 import time
 from collections.abc import Callable
@@ -46,17 +44,3 @@ def wait_for_cores(
             return waited
         sleep(tick_s)
     return 0.0
-
-
-async def cores_free(
-    gauge: CpuGauge,
-    busy_limit: float = BUSY_LIMIT,
-    max_wait_s: float = MAX_WAIT_S,
-    tick_s: float = 0.25,
-) -> None:
-    """:func:`wait_for_cores` for a test's event loop: the loop goes on meanwhile."""
-    for _ in range(math.ceil(max_wait_s / tick_s)):
-        busy = gauge.busy()
-        if busy_limit >= 1 or busy is None or busy < busy_limit:
-            return
-        await asyncio.sleep(tick_s)

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-
-from harness.tests.cores import cores_free, wait_for_cores
+from harness.tests.cores import wait_for_cores
 from harness.tests.gauges import steady
 from streamproof.runtime.cpu import CpuGauge, CpuTimes
 
@@ -53,12 +50,3 @@ def test_no_reading_or_a_limit_of_one_never_waits() -> None:
     assert wait_for_cores(blind, 0.85, 30, sleep=clock.sleep, clock=clock) == 0
     assert wait_for_cores(steady(1.0), 1.0, 30, sleep=clock.sleep, clock=clock) == 0
     assert clock.now == 0
-
-
-def test_in_an_event_loop_busy_cores_hold_a_run_and_free_ones_do_not() -> None:
-    started = time.monotonic()
-    asyncio.run(cores_free(steady(0.5), 0.85, 5, tick_s=1.0))
-    assert time.monotonic() - started < 1.0  # one wait would take a whole tick
-    started = time.monotonic()
-    asyncio.run(cores_free(steady(0.95), 0.85, 0.2, tick_s=0.01))
-    assert 0.15 < time.monotonic() - started < 2

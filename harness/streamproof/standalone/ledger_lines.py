@@ -38,7 +38,8 @@ def a2a_ready(record: RequestRecord, now: float) -> bool:
     says how (``-> sse``, ``-> error -32602``); or, read far enough to name it (its JSON-RPC
     method, or why it has none, or not a JSON-RPC call at all) and unanswered for
     :data:`UNANSWERED_S` at ``now`` (seconds on the ledger's clock), without the answer.
-    Shown as soon as its method was read, a stream's line raced its answer and often lost it."""
+    Shown as soon as its method was read, a stream's line raced its answer and now and then
+    lost it."""
     if record.status != 0 or record.error_code is not None or record.ended != "open":
         return True
     named = (

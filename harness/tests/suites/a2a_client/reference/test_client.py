@@ -9,16 +9,18 @@ fake A2A server, the real fault proxy, the client as a real subprocess. Time sca
 from __future__ import annotations
 
 import asyncio
+import math
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 
-from harness.tests.cores import cores_free
+from harness.tests.cores import BUSY_LIMIT
 from streamproof.core.verdicts import Kind, Level, Outcome
-from streamproof.runtime.cpu import CpuGauge
+from streamproof.runtime.cpu import Admission, CpuGauge
 from streamproof.suites import REGISTRY
 from streamproof.suites.a2a_client.reference.mutants import BUGS, CONCURRENT, INTENDED, SHOWCASE
 from streamproof.suites.a2a_client.runner import A2AClientEnvironment, A2AClientScenarioResult
@@ -87,6 +89,10 @@ load, the seed's proxy-timeout story saw its resubscribed stream go quiet 2.17 s
 client's 2 s idle limit, a second drop its exact ledger does not expect. Three it stays."""
 
 
+ADMISSION_TICK_S = 0.25
+"""How often a run held for the cores asks again."""
+
+
 class PlannedRuns:
     """The runs of this module's parametrized tests on this worker, started as soon as the
     first test asks and run :data:`JOBS` at a time; each test awaits its own run, exactly the
@@ -94,8 +100,10 @@ class PlannedRuns:
 
     def __init__(self, items: list[pytest.Item]) -> None:
         self._limit = asyncio.Semaphore(JOBS)
+        self._admission = Admission(JOBS, cores=1, busy_limit=BUSY_LIMIT)
         self._gauge = CpuGauge()
         self._running = 0
+        self._last_start = -math.inf
         self._runs: dict[str, asyncio.Task[A2AClientScenarioResult]] = {}
         for item in items:
             plan = _plan(item)
@@ -106,11 +114,16 @@ class PlannedRuns:
         self, plan: Callable[[], Awaitable[A2AClientScenarioResult]]
     ) -> A2AClientScenarioResult:
         async with self._limit:
-            # Past the first run at once, one more starts only while the cores have time for it
-            # (harness/tests/cores.py): its fake server shares this loop with the others.
-            if self._running:
-                await cores_free(self._gauge)
+            # Past the first run at once, one more starts only while the cores have time for it,
+            # as the pooled runs do (harness/tests/run_pool.py): its fake server shares this
+            # loop with the others.
+            while True:  # the gauge is read, not awaited: ask again every tick
+                since = time.monotonic() - self._last_start
+                if self._admission.may_start(self._running, self._gauge.busy(), since):
+                    break
+                await asyncio.sleep(ADMISSION_TICK_S)
             self._running += 1
+            self._last_start = time.monotonic()
             try:
                 return await plan()
             finally:
